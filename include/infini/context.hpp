@@ -1,0 +1,56 @@
+#pragma once
+// infini::Context: the Vulkan device a program computes on. Everything else (layers, models,
+// sessions) is created from a context. This header needs no Vulkan headers.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "infini/error.hpp"
+
+namespace infini {
+
+namespace vk {
+class Device;
+}
+
+struct DeviceDescription {
+  size_t index = 0;          // stable: the order the driver lists devices, duplicates removed
+  std::string name;          // "NVIDIA H100 80GB HBM3", "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::string vendor;        // "NVIDIA", "AMD", "Intel", "Arm", "Qualcomm", "Mesa", ...
+  std::string type;          // "discrete", "integrated", "virtual", "cpu", "other"
+  std::string driver;        // driver name and version
+  std::string api_version;   // "1.3.239"
+  std::string capabilities;  // one-line summary: memory, subgroups, fp16, int8, ...
+  bool usable = false;       // Vulkan 1.2 with a compute queue
+  bool default_choice = false;
+};
+
+// Every Vulkan device on this machine; default_choice marks the one Context() would open
+// (INFINI_DEVICE honoured).
+std::vector<DeviceDescription> list_devices();
+
+struct ContextOptions {
+  std::string device;       // index or name substring; empty = INFINI_DEVICE or the best device
+  bool validation = false;  // enable VK_LAYER_KHRONOS_validation when installed (also INFINI_VALIDATION=1)
+};
+
+class Context {
+ public:
+  explicit Context(const ContextOptions& options = {});
+  ~Context();
+  Context(Context&&) noexcept;
+  Context& operator=(Context&&) noexcept;
+
+  DeviceDescription device() const;
+  uint64_t device_memory_bytes() const;       // allocated by infini on this device now
+  uint64_t peak_device_memory_bytes() const;  // the most allocated at once
+
+  vk::Device& vulkan_device() const;  // for the runtime's own code; not a stable API
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace infini

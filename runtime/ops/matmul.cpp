@@ -1,0 +1,83 @@
+#include "ops/matmul.hpp"
+
+#include <string>
+
+#include "spirv/matmul_a16_b16.h"
+#include "spirv/matmul_a32_b16.h"
+#include "spirv/matmul_a32_b32.h"
+#include "infini/error.hpp"
+#include "vk/device.hpp"
+#include "vk/pipeline_cache.hpp"
+
+namespace infini::ops {
+namespace {
+
+struct Push {
+  uint32_t m, n, k, lda, ldb, ldc, a_off, b_off, c_off;
+};
+
+vk::KernelSource kernel_for(DType a, DType b) {
+  using namespace infini::spirv;
+  constexpr uint32_t kBuffers = 3;
+  if (a == DType::F32 && b == DType::F32) return {"matmul_a32_b32", matmul_a32_b32, kBuffers, sizeof(Push)};
+  if (a == DType::F32 && b == DType::F16) return {"matmul_a32_b16", matmul_a32_b16, kBuffers, sizeof(Push)};
+  if (a == DType::F16 && b == DType::F16) return {"matmul_a16_b16", matmul_a16_b16, kBuffers, sizeof(Push)};
+  throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
+}
+
+void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, uint64_t cols, uint64_t ld,
+                   uint64_t offset, DType type) {
+  if (rows == 0 || cols == 0) return;
+  const uint64_t last = offset + (rows - 1) * ld + cols;  // one past the last element
+  if (ld < cols) throw Error(std::string("matmul: ") + name + " row stride is smaller than its row");
+  // f16 data is read as whole 32-bit words, so the range must cover the last element's word.
+  const uint64_t needed = (last * dtype_bytes(type) + 3) / 4 * 4;
+  if (!r.buffer || needed > r.size)
+    throw Error(std::string("matmul: ") + name + " needs " + std::to_string(needed) +
+                " bytes but its range has " + std::to_string(r.size));
+}
+
+}  // namespace
+
+MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
+  // 64x64 tiles of 4x4 per invocation: 256 invocations and 8 KiB of shared memory fit every
+  // Vulkan 1.2 device that reports the minimum limits (256 invocations is not guaranteed, so
+  // fall back to 32x32).
+  if (caps.max_workgroup_invocations >= 256 && caps.max_shared_memory_bytes >= 8192) return {64, 64, 16, 4, 4};
+  return {32, 32, 16, 4, 4};
+}
+
+Matmul::Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles) : a_(a), b_(b) {
+  const vk::Capabilities& caps = device.caps();
+  tiles_ = tiles.bm ? tiles : default_matmul_tiles(caps);
+  const MatmulTiles& t = tiles_;
+  if (!t.tm || !t.tn || !t.bk || t.bm % t.tm || t.bn % t.tn)
+    throw Error("matmul: tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " is not a multiple of micro-tile " +
+                std::to_string(t.tm) + "x" + std::to_string(t.tn));
+  if (t.workgroup_size() > caps.max_workgroup_invocations || t.workgroup_size() > caps.max_workgroup_size[0])
+    throw Error("matmul: " + std::to_string(t.workgroup_size()) + " invocations exceed maxComputeWorkGroupInvocations " +
+                std::to_string(caps.max_workgroup_invocations));
+  const uint64_t shared = uint64_t(t.bk) * (t.bm + t.bn) * 4;
+  if (shared > caps.max_shared_memory_bytes)
+    throw Error("matmul: tiles need " + std::to_string(shared) + " bytes of shared memory; maxComputeSharedMemorySize is " +
+                std::to_string(caps.max_shared_memory_bytes));
+  const uint32_t spec[] = {t.workgroup_size(), t.bm, t.bn, t.bk, t.tm, t.tn};
+  pipeline_ = &device.pipelines().get(kernel_for(a, b), spec);
+}
+
+void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
+  const uint32_t lda = args.lda ? args.lda : args.k;
+  const uint32_t ldb = args.ldb ? args.ldb : args.k;
+  const uint32_t ldc = args.ldc ? args.ldc : args.n;
+  check_operand("A", args.a, args.m, args.k, lda, args.a_offset, a_);
+  check_operand("B", args.b, args.n, args.k, ldb, args.b_offset, b_);
+  check_operand("C", args.c, args.m, args.n, ldc, args.c_offset, DType::F32);
+  if (args.m == 0 || args.n == 0) return;
+  const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset};
+  const std::array<uint32_t, 3> groups{(args.n + tiles_.bn - 1) / tiles_.bn, (args.m + tiles_.bm - 1) / tiles_.bm, 1};
+  stream.dispatch(*pipeline_,
+                  {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}}, push,
+                  groups);
+}
+
+}  // namespace infini::ops

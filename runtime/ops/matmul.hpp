@@ -1,0 +1,51 @@
+#pragma once
+// C = A * B^T on the device: A is [m][k], B is [n][k] (both k-contiguous, f32 or f16),
+// C is [m][n] f32. fp32 accumulation. Tile sizes are specialization constants.
+#include <cstdint>
+
+#include "util/dtype.hpp"
+#include "vk/capabilities.hpp"
+#include "vk/command_stream.hpp"
+
+namespace infini::vk {
+class Device;
+struct Pipeline;
+}  // namespace infini::vk
+
+namespace infini::ops {
+
+struct MatmulTiles {
+  uint32_t bm = 0, bn = 0, bk = 0;  // workgroup tile
+  uint32_t tm = 0, tn = 0;          // per-invocation micro-tile
+  uint32_t workgroup_size() const noexcept { return tn && tm ? (bm / tm) * (bn / tn) : 0; }
+};
+
+// Tiles that suit the device (from its limits; kept in one place so tuning is easy to find).
+MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
+
+struct MatmulArgs {
+  uint32_t m = 0, n = 0, k = 0;
+  vk::BufferRange a, b, c;
+  // Row strides in elements (0 = packed: k, k, n) and element offsets of the first rows.
+  uint32_t lda = 0, ldb = 0, ldc = 0;
+  uint32_t a_offset = 0, b_offset = 0, c_offset = 0;
+};
+
+class Matmul {
+ public:
+  // Throws infini::Error when the tiles are inconsistent or exceed the device's limits.
+  Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles = {});
+
+  // Records one dispatch; checks that every operand fits its range.
+  void record(vk::CommandStream& stream, const MatmulArgs& args) const;
+
+  const MatmulTiles& tiles() const noexcept { return tiles_; }
+  static double flops(uint32_t m, uint32_t n, uint32_t k) { return 2.0 * m * n * k; }
+
+ private:
+  DType a_, b_;
+  MatmulTiles tiles_;
+  const vk::Pipeline* pipeline_;
+};
+
+}  // namespace infini::ops

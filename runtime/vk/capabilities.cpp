@@ -1,0 +1,218 @@
+#include "vk/capabilities.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace infini::vk {
+namespace {
+
+std::string vendor_name(uint32_t vendor_id, uint32_t driver_id) {
+  switch (vendor_id) {
+    case 0x10DE: return "NVIDIA";
+    case 0x1002: return "AMD";
+    case 0x1022: return "AMD";
+    case 0x8086: return "Intel";
+    case 0x13B5: return "Arm";
+    case 0x5143: return "Qualcomm";
+    case 0x1010: return "Imagination";
+    case 0x106B: return "Apple";
+    case 0x14E4: return "Broadcom";
+    case 0x19E5: return "Huawei";
+    case 0x10005: return "Mesa";  // VK_VENDOR_ID_MESA: lavapipe and other software drivers
+    default: break;
+  }
+  if (driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) return "Mesa";
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "0x%04X", vendor_id);
+  return hex;
+}
+
+DeviceType to_device_type(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceType::Discrete;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceType::Integrated;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return DeviceType::Virtual;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceType::Cpu;
+    default: return DeviceType::Other;
+  }
+}
+
+bool has_extension(const std::vector<VkExtensionProperties>& list, const char* name) {
+  return std::any_of(list.begin(), list.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+}  // namespace
+
+const char* device_type_name(DeviceType type) noexcept {
+  switch (type) {
+    case DeviceType::Discrete: return "discrete";
+    case DeviceType::Integrated: return "integrated";
+    case DeviceType::Virtual: return "virtual";
+    case DeviceType::Cpu: return "cpu";
+    default: return "other";
+  }
+}
+
+bool Capabilities::has_device_uuid() const noexcept {
+  return std::any_of(device_uuid.begin(), device_uuid.end(), [](uint8_t b) { return b != 0; });
+}
+
+std::string format_api_version(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+         std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+std::string format_driver_version(const Capabilities& c) {
+  const uint32_t v = c.driver_version;
+  if (c.vendor_id == 0x10DE)  // NVIDIA: 10.8.8.6 bits
+    return std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." + std::to_string((v >> 6) & 0xff);
+  if (c.vendor_id == 0x8086 && c.driver_id == VK_DRIVER_ID_INTEL_PROPRIETARY_WINDOWS)  // 18.14 bits
+    return std::to_string(v >> 14) + "." + std::to_string(v & 0x3fff);
+  return format_api_version(v);
+}
+
+std::string subgroup_operation_names(VkSubgroupFeatureFlags ops) {
+  static const std::pair<VkSubgroupFeatureFlagBits, const char*> names[] = {
+      {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},         {VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"},
+      {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arithmetic"}, {VK_SUBGROUP_FEATURE_BALLOT_BIT, "ballot"},
+      {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"},     {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "shuffle_relative"},
+      {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "clustered"}, {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"},
+  };
+  std::string out;
+  for (const auto& [bit, name] : names) {
+    if (!(ops & bit)) continue;
+    if (!out.empty()) out += ',';
+    out += name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+Capabilities probe_capabilities(VkPhysicalDevice device) {
+  Capabilities c;
+
+  uint32_t ext_count = 0;
+  vkEnumerateDeviceExtensionProperties(device, nullptr, &ext_count, nullptr);
+  std::vector<VkExtensionProperties> extensions(ext_count);
+  vkEnumerateDeviceExtensionProperties(device, nullptr, &ext_count, extensions.data());
+
+  VkPhysicalDeviceProperties basic{};
+  vkGetPhysicalDeviceProperties(device, &basic);
+  c.name = basic.deviceName;
+  c.type = to_device_type(basic.deviceType);
+  c.vendor_id = basic.vendorID;
+  c.device_id = basic.deviceID;
+  c.api_version = basic.apiVersion;
+  c.driver_version = basic.driverVersion;
+  std::memcpy(c.pipeline_cache_uuid.data(), basic.pipelineCacheUUID, VK_UUID_SIZE);
+  const VkPhysicalDeviceLimits& limits = basic.limits;
+  c.max_shared_memory_bytes = limits.maxComputeSharedMemorySize;
+  c.max_workgroup_invocations = limits.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    c.max_workgroup_size[i] = limits.maxComputeWorkGroupSize[i];
+    c.max_workgroup_count[i] = limits.maxComputeWorkGroupCount[i];
+  }
+  c.max_storage_buffer_range = limits.maxStorageBufferRange;
+  c.max_push_constants_bytes = limits.maxPushConstantsSize;
+  c.min_storage_buffer_offset_alignment = limits.minStorageBufferOffsetAlignment;
+  c.non_coherent_atom_size = limits.nonCoherentAtomSize;
+  c.timestamp_period_ns = limits.timestampPeriod;
+
+  if (c.api_version < VK_API_VERSION_1_2) {
+    c.unusable_reason = "Vulkan " + format_api_version(c.api_version) + " (1.2 or newer needed)";
+    c.vendor = vendor_name(c.vendor_id, 0);
+    return c;
+  }
+
+  // Vulkan 1.1/1.2 property and feature chains.
+  VkPhysicalDeviceSubgroupSizeControlProperties size_control{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceMaintenance3Properties maintenance3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &ids;
+  ids.pNext = &subgroup;
+  subgroup.pNext = &driver;
+  driver.pNext = &maintenance3;
+  const bool size_control_ext = c.api_version >= VK_API_VERSION_1_3 ||
+                                has_extension(extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  if (size_control_ext) maintenance3.pNext = &size_control;
+  vkGetPhysicalDeviceProperties2(device, &props);
+
+  std::memcpy(c.device_uuid.data(), ids.deviceUUID, VK_UUID_SIZE);
+  c.subgroup_size = subgroup.subgroupSize;
+  c.min_subgroup_size = c.max_subgroup_size = subgroup.subgroupSize;
+  c.subgroups_in_compute = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  c.subgroup_operations = subgroup.supportedOperations;
+  c.driver_id = driver.driverID;
+  c.driver_name = driver.driverName;
+  c.driver_info = driver.driverInfo;
+  c.vendor = vendor_name(c.vendor_id, c.driver_id);
+  c.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
+
+  VkPhysicalDeviceSubgroupSizeControlFeatures size_control_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &f11;
+  f11.pNext = &f12;
+  if (size_control_ext) f12.pNext = &size_control_features;
+  vkGetPhysicalDeviceFeatures2(device, &features);
+  c.shader_float16 = f12.shaderFloat16;
+  c.shader_int8 = f12.shaderInt8;
+  c.storage_buffer_16bit = f11.storageBuffer16BitAccess;
+  c.storage_buffer_8bit = f12.storageBuffer8BitAccess;
+  c.timeline_semaphore = f12.timelineSemaphore;
+  if (size_control_ext && size_control_features.subgroupSizeControl &&
+      (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
+    c.subgroup_size_control = true;
+    c.min_subgroup_size = size_control.minSubgroupSize;
+    c.max_subgroup_size = size_control.maxSubgroupSize;
+  }
+  c.integer_dot_product = c.api_version >= VK_API_VERSION_1_3 ||
+                          has_extension(extensions, "VK_KHR_shader_integer_dot_product");
+  c.cooperative_matrix_khr = has_extension(extensions, "VK_KHR_cooperative_matrix");
+  c.cooperative_matrix_nv = has_extension(extensions, "VK_NV_cooperative_matrix");
+
+  // Memory heaps.
+  VkPhysicalDeviceMemoryProperties memory{};
+  vkGetPhysicalDeviceMemoryProperties(device, &memory);
+  for (uint32_t h = 0; h < memory.memoryHeapCount; ++h) {
+    if (!(memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)) continue;
+    c.device_local_bytes += memory.memoryHeaps[h].size;
+    c.largest_device_local_heap = std::max<uint64_t>(c.largest_device_local_heap, memory.memoryHeaps[h].size);
+  }
+  const bool shares_host_memory = c.type == DeviceType::Integrated || c.type == DeviceType::Cpu;
+  for (uint32_t t = 0; t < memory.memoryTypeCount; ++t) {
+    const auto f = memory.memoryTypes[t].propertyFlags;
+    if (shares_host_memory && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+      c.unified_memory = true;
+  }
+
+  // A compute queue: prefer a compute-only family (async compute), else any with compute.
+  uint32_t family_count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(device, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  vkGetPhysicalDeviceQueueFamilyProperties(device, &family_count, families.data());
+  for (uint32_t i = 0; i < family_count; ++i) {
+    if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+    const bool compute_only = !(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT);
+    if (c.compute_queue_family == UINT32_MAX || compute_only) {
+      c.compute_queue_family = i;
+      c.timestamp_valid_bits = families[i].timestampValidBits;
+      if (compute_only) break;
+    }
+  }
+  c.timestamps = c.timestamp_valid_bits > 0 && c.timestamp_period_ns > 0;
+
+  if (c.compute_queue_family == UINT32_MAX) {
+    c.unusable_reason = "no compute queue";
+    return c;
+  }
+  c.usable = true;
+  return c;
+}
+
+}  // namespace infini::vk

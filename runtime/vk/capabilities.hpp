@@ -1,0 +1,81 @@
+#pragma once
+// What a physical device can do, probed once when devices are enumerated. Kernels and the
+// quirk table read this record instead of querying Vulkan themselves.
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace infini::vk {
+
+enum class DeviceType { Discrete, Integrated, Virtual, Cpu, Other };
+const char* device_type_name(DeviceType type) noexcept;
+
+struct Capabilities {
+  std::string name;
+  DeviceType type = DeviceType::Other;
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  std::string vendor;  // "NVIDIA", "AMD", "Intel", "Arm", "Qualcomm", "Apple", "Mesa", ...
+  uint32_t api_version = 0;
+  uint32_t driver_version = 0;  // raw, vendor-encoded
+  uint32_t driver_id = 0;       // VkDriverId
+  std::string driver_name;      // e.g. "llvmpipe", "NVIDIA"
+  std::string driver_info;      // e.g. "Mesa 22.3.6 (LLVM 15.0.6)"
+  std::array<uint8_t, VK_UUID_SIZE> device_uuid{};
+  std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid{};
+
+  // Compute queue.
+  uint32_t compute_queue_family = UINT32_MAX;
+  bool timestamps = false;
+  uint32_t timestamp_valid_bits = 0;
+  float timestamp_period_ns = 0;
+
+  // Subgroups.
+  uint32_t subgroup_size = 0;
+  uint32_t min_subgroup_size = 0;  // equal to subgroup_size without subgroup size control
+  uint32_t max_subgroup_size = 0;
+  bool subgroup_size_control = false;
+  bool subgroups_in_compute = false;
+  VkSubgroupFeatureFlags subgroup_operations = 0;
+
+  // Arithmetic and storage types.
+  bool shader_float16 = false;
+  bool shader_int8 = false;
+  bool storage_buffer_16bit = false;
+  bool storage_buffer_8bit = false;
+  bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product
+  bool cooperative_matrix_khr = false;
+  bool cooperative_matrix_nv = false;
+  bool timeline_semaphore = false;
+
+  // Limits.
+  uint32_t max_shared_memory_bytes = 0;
+  uint32_t max_workgroup_invocations = 0;
+  std::array<uint32_t, 3> max_workgroup_size{};
+  std::array<uint32_t, 3> max_workgroup_count{};
+  uint64_t max_storage_buffer_range = 0;
+  uint64_t max_memory_allocation_size = 0;
+  uint32_t max_push_constants_bytes = 0;
+  uint64_t min_storage_buffer_offset_alignment = 0;
+  uint64_t non_coherent_atom_size = 0;
+  uint64_t device_local_bytes = 0;  // sum of device-local heaps
+  uint64_t largest_device_local_heap = 0;
+  bool unified_memory = false;      // device-local memory that the host can map (iGPU, CPU, UMA)
+
+  bool usable = false;             // Vulkan 1.2+ with a compute queue
+  std::string unusable_reason;
+
+  bool has_device_uuid() const noexcept;
+  bool is_software() const noexcept { return type == DeviceType::Cpu; }
+};
+
+Capabilities probe_capabilities(VkPhysicalDevice device);
+
+// "1.3.239" from a packed API version; the driver version decoded per vendor convention.
+std::string format_api_version(uint32_t version);
+std::string format_driver_version(const Capabilities& caps);
+std::string subgroup_operation_names(VkSubgroupFeatureFlags ops);
+
+}  // namespace infini::vk

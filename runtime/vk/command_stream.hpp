@@ -1,0 +1,102 @@
+#pragma once
+// Records dispatches and copies into one command buffer, submits it, and waits.
+//
+// Barriers: the stream remembers which buffer ranges recorded work reads and writes since the
+// last barrier, and inserts a barrier only before a command that reads what earlier work wrote,
+// or writes what earlier work read or wrote. Independent dispatches run back to back.
+// A recorded stream can be submitted again and again (record once per shape, replay per segment).
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vk/buffer.hpp"
+#include "vk/owned.hpp"
+
+namespace infini::vk {
+
+class Device;
+struct Pipeline;
+
+enum class Access { Read, Write, ReadWrite };
+
+struct Binding {
+  BufferRange range;
+  Access access = Access::Read;
+};
+
+struct TimestampSample {
+  std::string label;
+  double ns = 0;  // since the stream's first timestamp
+};
+
+class CommandStream {
+ public:
+  explicit CommandStream(Device& device, uint32_t timestamp_capacity = 0);
+  ~CommandStream();
+  CommandStream(const CommandStream&) = delete;
+  CommandStream& operator=(const CommandStream&) = delete;
+
+  // Starts a new recording; waits for a previous submission and drops its contents.
+  void begin();
+  // Binds `bindings` to 0..n-1 in order. Throws infini::Error when a range breaks a device limit.
+  void dispatch(const Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
+                uint32_t push_bytes, std::array<uint32_t, 3> groups);
+  template <typename Push>
+  void dispatch(const Pipeline& pipeline, std::initializer_list<Binding> bindings, const Push& push,
+                std::array<uint32_t, 3> groups) {
+    dispatch(pipeline, std::span<const Binding>(bindings.begin(), bindings.size()), &push,
+             static_cast<uint32_t>(sizeof(Push)), groups);
+  }
+  void copy(const BufferRange& src, const BufferRange& dst);
+  void fill(const BufferRange& dst, uint32_t value);
+  // Records when all earlier work has finished. Ignored on devices without timestamps.
+  void timestamp(std::string label);
+  void end();
+
+  void submit();
+  void wait();
+  void submit_and_wait() {
+    submit();
+    wait();
+  }
+
+  bool timestamps_supported() const noexcept { return query_pool_ != VK_NULL_HANDLE; }
+  std::vector<TimestampSample> timestamps() const;  // after wait()
+  uint32_t barrier_count() const noexcept { return barriers_; }  // dependency barriers recorded
+  uint32_t dispatch_count() const noexcept { return dispatches_; }
+
+ private:
+  struct PendingAccess {
+    VkBuffer buffer;
+    uint64_t begin, end;
+    bool write;
+  };
+  void order_after_pending(std::span<const PendingAccess> next, VkPipelineStageFlags next_stage);
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+  VkCommandBuffer cmd() const;
+
+  Device& device_;
+  Owned<VkCommandPool> pool_;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  Owned<VkFence> fence_;
+  std::vector<Owned<VkDescriptorPool>> descriptor_pools_;
+  size_t current_descriptor_pool_ = 0;
+  Owned<VkQueryPool> query_pool_owned_;
+  VkQueryPool query_pool_ = VK_NULL_HANDLE;
+  uint32_t timestamp_capacity_ = 0;
+  std::vector<std::string> timestamp_labels_;
+
+  std::vector<PendingAccess> pending_;
+  VkPipelineStageFlags pending_stages_ = 0;
+  bool pending_writes_ = false;
+  bool recording_ = false;
+  bool submitted_ = false;
+  uint32_t barriers_ = 0;
+  uint32_t dispatches_ = 0;
+  VkPipeline bound_pipeline_ = VK_NULL_HANDLE;
+};
+
+}  // namespace infini::vk

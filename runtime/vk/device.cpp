@@ -1,0 +1,96 @@
+#include "vk/device.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "vk/check.hpp"
+#include "vk/instance.hpp"
+#include "vk/pipeline_cache.hpp"
+
+namespace infini::vk {
+
+Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physical, const DeviceOptions& options)
+    : instance_(std::move(instance)), physical_(physical.handle), caps_(physical.caps) {
+  if (!caps_.usable) throw Error("device '" + caps_.name + "' cannot be used: " + caps_.unusable_reason);
+  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+
+  // Enable only what the device has; kernels check caps() before relying on a feature.
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceSubgroupSizeControlFeatures size_control{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  f11.storageBuffer16BitAccess = caps_.storage_buffer_16bit;
+  f12.storageBuffer8BitAccess = caps_.storage_buffer_8bit;
+  f12.shaderFloat16 = caps_.shader_float16;
+  f12.shaderInt8 = caps_.shader_int8;
+  f12.timelineSemaphore = caps_.timeline_semaphore;
+  f11.pNext = &f12;
+  std::vector<const char*> extensions;
+  if (caps_.subgroup_size_control) {
+    size_control.subgroupSizeControl = VK_TRUE;
+    f12.pNext = &size_control;
+    if (caps_.api_version < VK_API_VERSION_1_3) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  }
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue_info.queueFamilyIndex = caps_.compute_queue_family;
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+
+  VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  info.pNext = &f11;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue_info;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  INFINI_VK_CHECK(vkCreateDevice(physical_, &info, nullptr, &device_));
+  vkGetDeviceQueue(device_, caps_.compute_queue_family, 0, &queue_);
+
+  try {
+    pipelines_ = std::make_unique<PipelineCache>(*this, options.disk_pipeline_cache);
+  } catch (...) {
+    vkDestroyDevice(device_, nullptr);
+    throw;
+  }
+}
+
+Device::~Device() {
+  if (device_ == VK_NULL_HANDLE) return;
+  vkDeviceWaitIdle(device_);
+  pipelines_.reset();  // saves the pipeline cache and destroys pipelines before the device
+  vkDestroyDevice(device_, nullptr);
+}
+
+uint32_t Device::find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                                  VkMemoryPropertyFlags preferred) const {
+  uint32_t fallback = UINT32_MAX;
+  for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i) {
+    if (!(type_bits & (1u << i))) continue;
+    const VkMemoryPropertyFlags flags = memory_.memoryTypes[i].propertyFlags;
+    if ((flags & required) != required) continue;
+    if ((flags & preferred) == preferred) return i;
+    if (fallback == UINT32_MAX) fallback = i;
+  }
+  if (fallback == UINT32_MAX)
+    throw Error("device '" + caps_.name + "' has no memory type with the required properties");
+  return fallback;
+}
+
+void Device::submit(const VkSubmitInfo& info, VkFence fence) {
+  std::lock_guard lock(queue_mutex_);
+  INFINI_VK_CHECK(vkQueueSubmit(queue_, 1, &info, fence));
+}
+
+void Device::wait_idle() {
+  std::lock_guard lock(queue_mutex_);
+  INFINI_VK_CHECK(vkDeviceWaitIdle(device_));
+}
+
+void Device::note_allocation(int64_t delta) noexcept {
+  const uint64_t now = allocated_.fetch_add(static_cast<uint64_t>(delta)) + static_cast<uint64_t>(delta);
+  uint64_t peak = peak_.load();
+  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+  }
+}
+
+}  // namespace infini::vk

@@ -1,0 +1,63 @@
+#pragma once
+// A logical device on one physical device: its compute queue, memory types and accounting, and
+// the pipelines built for it. Several Devices may be opened on one physical device; each has its
+// own queue and memory (that is how multi-device code is tested on a single GPU).
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "vk/device_choice.hpp"
+
+namespace infini::vk {
+
+class Instance;
+class PipelineCache;
+
+struct DeviceOptions {
+  bool disk_pipeline_cache = true;  // load/save a VkPipelineCache under the user cache directory
+};
+
+class Device {
+ public:
+  Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physical, const DeviceOptions& options = {});
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  VkDevice handle() const noexcept { return device_; }
+  VkPhysicalDevice physical() const noexcept { return physical_; }
+  VkQueue queue() const noexcept { return queue_; }
+  uint32_t queue_family() const noexcept { return caps_.compute_queue_family; }
+  const Capabilities& caps() const noexcept { return caps_; }
+  Instance& instance() const noexcept { return *instance_; }
+  PipelineCache& pipelines() const noexcept { return *pipelines_; }
+  const VkPhysicalDeviceMemoryProperties& memory_properties() const noexcept { return memory_; }
+
+  // Index of a memory type allowed by `type_bits` that has every `required` flag, preferring
+  // one that also has the `preferred` flags; throws when none has the required flags.
+  uint32_t find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
+
+  // Submits to the queue (which Vulkan requires to be externally synchronised).
+  void submit(const VkSubmitInfo& info, VkFence fence);
+  void wait_idle();
+
+  // Device memory allocated through this Device, now and at most so far.
+  uint64_t allocated_bytes() const noexcept { return allocated_.load(); }
+  uint64_t peak_allocated_bytes() const noexcept { return peak_.load(); }
+  void reset_peak() noexcept { peak_.store(allocated_.load()); }
+  void note_allocation(int64_t delta) noexcept;
+
+ private:
+  std::shared_ptr<Instance> instance_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  Capabilities caps_;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  std::mutex queue_mutex_;
+  std::unique_ptr<PipelineCache> pipelines_;
+  std::atomic<uint64_t> allocated_{0};
+  std::atomic<uint64_t> peak_{0};
+};
+
+}  // namespace infini::vk

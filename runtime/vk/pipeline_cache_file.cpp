@@ -1,0 +1,65 @@
+#include "vk/pipeline_cache_file.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace infini::vk {
+
+std::filesystem::path user_cache_directory() {
+  if (const char* dir = std::getenv("INFINI_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "infini";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "infini";
+  return {};
+}
+
+std::filesystem::path pipeline_cache_path(const std::filesystem::path& dir, const Capabilities& caps) {
+  char name[128];
+  int n = std::snprintf(name, sizeof name, "pipelines-%04x-%04x-%08x-", caps.vendor_id, caps.device_id,
+                        caps.driver_version);
+  for (uint8_t b : caps.pipeline_cache_uuid) n += std::snprintf(name + n, sizeof name - static_cast<size_t>(n), "%02x", b);
+  std::snprintf(name + n, sizeof name - static_cast<size_t>(n), ".bin");
+  return dir / name;
+}
+
+bool pipeline_cache_matches(const std::vector<uint8_t>& data, const Capabilities& caps) {
+  VkPipelineCacheHeaderVersionOne header{};
+  if (data.size() < sizeof header) return false;
+  std::memcpy(&header, data.data(), sizeof header);
+  return header.headerSize >= sizeof header && header.headerSize <= data.size() &&
+         header.headerVersion == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && header.vendorID == caps.vendor_id &&
+         header.deviceID == caps.device_id &&
+         std::memcmp(header.pipelineCacheUUID, caps.pipeline_cache_uuid.data(), VK_UUID_SIZE) == 0;
+}
+
+std::optional<std::vector<uint8_t>> load_pipeline_cache(const std::filesystem::path& file, const Capabilities& caps) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!pipeline_cache_matches(data, caps)) return std::nullopt;
+  return data;
+}
+
+bool save_pipeline_cache(const std::filesystem::path& file, const std::vector<uint8_t>& data) {
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  if (ec) return false;
+  const std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+    out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    if (!out.flush()) {
+      std::filesystem::remove(tmp, ec);
+      return false;
+    }
+  }
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+  return !ec;
+}
+
+}  // namespace infini::vk

@@ -1,0 +1,56 @@
+#pragma once
+// `infini bench` workloads. Each bench_*.cpp registers its workloads with RegisterWorkload;
+// every workload prints one JSON object per measurement through BenchRun::emit.
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "vk/command_stream.hpp"
+
+namespace infini::vk {
+class Device;
+}
+
+namespace infini::cli {
+
+struct BenchOptions {
+  int repeat = 5;
+  uint32_t m = 1024, n = 1024, k = 1024;
+  std::vector<std::string> dtypes{"f32", "f16"};
+};
+
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+Stats stats_of(std::vector<double> samples);
+
+struct BenchRun {
+  vk::Device& device;
+  const BenchOptions& options;
+  double peak_gflops = 0;  // measured by the peak_fma workload earlier in the same run
+  // Adds device, memory and RSS fields and prints the object as one line.
+  void emit(nlohmann::json record) const;
+  // Submits a recorded stream (which must hold timestamps "start" and "end") `repeats` times
+  // and returns the device time of each run in milliseconds (wall clock if no timestamps).
+  std::vector<double> time_ms(vk::CommandStream& stream, int repeats) const;
+};
+
+using Workload = std::function<void(BenchRun&)>;
+
+struct WorkloadEntry {
+  std::string name;
+  int order;  // run order: the peak probe first so later workloads can report fractions
+  Workload run;
+};
+std::vector<WorkloadEntry>& workloads();
+
+struct RegisterWorkload {
+  RegisterWorkload(std::string name, int order, Workload run) {
+    workloads().push_back({std::move(name), order, std::move(run)});
+  }
+};
+
+uint64_t host_peak_rss_bytes();
+
+}  // namespace infini::cli

@@ -1,0 +1,118 @@
+// infini bench: throughput and memory figures as JSON lines. Figures are meant to be compared
+// as ratios within one run (e.g. against the device's measured peak), never across runs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "bench.hpp"
+#include "command.hpp"
+#include "infini/context.hpp"
+#include "vk/device.hpp"
+
+namespace infini::cli {
+
+std::vector<WorkloadEntry>& workloads() {
+  static std::vector<WorkloadEntry> all;
+  return all;
+}
+
+Stats stats_of(std::vector<double> s) {
+  if (s.empty()) return {};
+  std::sort(s.begin(), s.end());
+  const size_t n = s.size();
+  const double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  return {median, s.front(), s.back()};
+}
+
+uint64_t host_peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // kB
+  return 0;
+}
+
+void BenchRun::emit(nlohmann::json record) const {
+  const auto& caps = device.caps();
+  nlohmann::json line{{"device", caps.name}, {"driver", caps.driver_name + " " + caps.driver_info}};
+  line.update(record);
+  line["peak_device_bytes"] = device.peak_allocated_bytes();
+  line["host_rss_bytes"] = host_peak_rss_bytes();
+  std::printf("%s\n", line.dump().c_str());
+  std::fflush(stdout);
+}
+
+std::vector<double> BenchRun::time_ms(vk::CommandStream& stream, int repeats) const {
+  std::vector<double> out;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    stream.submit_and_wait();
+    const auto t1 = std::chrono::steady_clock::now();
+    const auto ts = stream.timestamps();
+    if (ts.size() >= 2)
+      out.push_back((ts.back().ns - ts.front().ns) * 1e-6);
+    else
+      out.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct Args {
+  BenchOptions options;
+  std::string workloads = "peak_fma,matmul";
+  std::string dtypes = "f32,f16";
+  std::string device;
+};
+
+int run_bench(Args& args) {
+  args.options.dtypes = split(args.dtypes);
+  for (const auto& d : args.options.dtypes)
+    if (d != "f32" && d != "f16") throw Error("--dtype takes f32 and/or f16, not '" + d + "'");
+  auto wanted = split(args.workloads);
+  auto& all = workloads();
+  for (const auto& w : wanted)
+    if (std::none_of(all.begin(), all.end(), [&](const WorkloadEntry& e) { return e.name == w; })) {
+      std::string names;
+      for (const auto& e : all) names += (names.empty() ? "" : ", ") + e.name;
+      throw Error("unknown workload '" + w + "' (have: " + names + ")");
+    }
+  std::sort(all.begin(), all.end(), [](const WorkloadEntry& a, const WorkloadEntry& b) { return a.order < b.order; });
+
+  Context context({.device = args.device});
+  BenchRun run{context.vulkan_device(), args.options};
+  for (const auto& w : all)
+    if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end()) w.run(run);
+  return 0;
+}
+
+const RegisterCommand registration{
+    "bench", "Measure throughput and memory; prints one JSON object per line", [](CLI::App& app) {
+      auto args = std::make_shared<Args>();
+      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, matmul)")
+          ->capture_default_str();
+      app.add_option("--repeat", args->options.repeat, "Timed runs per measurement")
+          ->check(CLI::Range(1, 1000))
+          ->capture_default_str();
+      app.add_option("--m", args->options.m, "matmul rows of A and C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
+      app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
+      app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
+      app.add_option("--dtype", args->dtypes, "Input storage types for matmul: f32,f16")->capture_default_str();
+      app.add_option("--device", args->device, "Device index or name substring");
+      app.footer("On lavapipe set LP_NUM_THREADS to the number of cores.");
+      return [args] { return run_bench(*args); };
+    }};
+
+}  // namespace
+}  // namespace infini::cli

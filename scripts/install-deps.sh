@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what infini needs to build and test on Debian 12 / Ubuntu 22.04+.
+# Only packages that are missing are installed; runs apt through sudo when not root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libvulkan-dev glslang-tools spirv-tools
+  mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  catch2 libcli11-dev nlohmann-json3-dev
+  python3 python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole test suite through CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh -DINFINI_WERROR=ON >/dev/null
+cd build
+ctest --output-on-failure -j"$(nproc)"
