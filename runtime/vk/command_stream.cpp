@@ -63,7 +63,7 @@ void CommandStream::begin() {
   current_descriptor_pool_ = 0;
   pending_.clear();
   pending_stages_ = 0;
-  pending_writes_ = false;
+  pending_write_access_ = 0;
   barriers_ = dispatches_ = 0;
   bound_pipeline_ = VK_NULL_HANDLE;
   timestamp_labels_.clear();
@@ -93,17 +93,20 @@ void CommandStream::order_after_pending(std::span<const PendingAccess> next, VkP
     // One memory barrier orders all pending work before everything that follows, so the
     // pending set can be forgotten.
     VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    barrier.srcAccessMask = pending_writes_ ? (VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT) : 0;
+    barrier.srcAccessMask = pending_write_access_;
     barrier.dstAccessMask = kWorkAccess;
     vkCmdPipelineBarrier(cmd(), pending_stages_, kWorkStages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
     ++barriers_;
     pending_.clear();
     pending_stages_ = 0;
-    pending_writes_ = false;
+    pending_write_access_ = 0;
   }
+  // Only the write access types of the stages that wrote may be made available.
+  const VkAccessFlags write_access =
+      next_stage == VK_PIPELINE_STAGE_TRANSFER_BIT ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_SHADER_WRITE_BIT;
   for (const PendingAccess& n : next) {
     pending_.push_back(n);
-    pending_writes_ |= n.write;
+    if (n.write) pending_write_access_ |= write_access;
   }
   pending_stages_ |= next_stage;
 }

@@ -91,7 +91,7 @@ class CommandStream {
 
   std::vector<PendingAccess> pending_;
   VkPipelineStageFlags pending_stages_ = 0;
-  bool pending_writes_ = false;
+  VkAccessFlags pending_write_access_ = 0;
   bool recording_ = false;
   bool submitted_ = false;
   uint32_t barriers_ = 0;

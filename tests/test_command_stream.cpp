@@ -1,0 +1,136 @@
+// The command stream puts barriers only where later work depends on earlier work, and a
+// recorded stream can be replayed.
+#include "gpu_fixture.hpp"
+#include "ops/host_tensor.hpp"
+#include "ops/matmul.hpp"
+#include "ops/matmul_reference.hpp"
+#include "util/nmse.hpp"
+#include "vk/transfer.hpp"
+
+namespace infini::test {
+namespace {
+
+constexpr uint32_t kN = 24;  // square matrices, small enough to be quick
+
+vk::BufferRange whole(const vk::Buffer& b) { return vk::BufferRange::whole(b); }
+
+ops::MatmulArgs square(const vk::Buffer& a, const vk::Buffer& b, const vk::Buffer& c) {
+  return {kN, kN, kN, whole(a), whole(b), whole(c)};
+}
+
+std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+TEST_CASE_METHOD(GpuTest, "independent dispatches get no barrier between them", "[gpu][stream]") {
+  vk::Device& dev = device();
+  const auto a = random_floats(kN * kN, 1), b = random_floats(kN * kN, 2);
+  vk::Buffer da = ops::upload_tensor(dev, a, DType::F32, "A"), db = ops::upload_tensor(dev, b, DType::F32, "B");
+  std::vector<vk::Buffer> outs;
+  for (int i = 0; i < 4; ++i) outs.emplace_back(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C");
+  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  vk::CommandStream stream(dev);
+  stream.begin();
+  for (const auto& c : outs) matmul.record(stream, square(da, db, c));  // read A, B; write distinct C
+  stream.end();
+  stream.submit_and_wait();
+  CHECK(stream.dispatch_count() == 4);
+  CHECK(stream.barrier_count() == 0);
+  const auto want = ops::matmul_reference(to_double(a), to_double(b), kN, kN, kN);
+  for (const auto& c : outs) {
+    const auto got = ops::download_floats(c, kN * kN);
+    CHECK(nmse(std::span<const float>(got), std::span<const double>(want)) <= 1e-10);
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "dependent dispatches are ordered by one barrier each", "[gpu][stream]") {
+  vk::Device& dev = device();
+  const auto a = random_floats(kN * kN, 3), b = random_floats(kN * kN, 4);
+  vk::Buffer da = ops::upload_tensor(dev, a, DType::F32, "A"), db = ops::upload_tensor(dev, b, DType::F32, "B");
+  vk::Buffer c1(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C1"), c2(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C2");
+  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  vk::CommandStream stream(dev);
+  stream.begin();
+  matmul.record(stream, square(da, db, c1));  // C1 = A B^T
+  matmul.record(stream, square(c1, db, c2));  // C2 = C1 B^T: reads C1 (RAW)
+  matmul.record(stream, square(da, da, db));  // B = A A^T: overwrites what the second read (WAR)
+  stream.end();
+  stream.submit_and_wait();
+  CHECK(stream.barrier_count() == 2);
+
+  const auto want1 = ops::matmul_reference(to_double(a), to_double(b), kN, kN, kN);
+  const auto want2 = ops::matmul_reference(want1, to_double(b), kN, kN, kN);
+  const auto got2 = ops::download_floats(c2, kN * kN);
+  CHECK(nmse(std::span<const float>(got2), std::span<const double>(want2)) <= 1e-10);
+}
+
+TEST_CASE_METHOD(GpuTest, "copies and fills are ordered against dispatches", "[gpu][stream]") {
+  vk::Device& dev = device();
+  const auto a = random_floats(kN * kN, 5), b = random_floats(kN * kN, 6);
+  vk::Buffer da = ops::upload_tensor(dev, a, DType::F32, "A"), db = ops::upload_tensor(dev, b, DType::F32, "B");
+  vk::Buffer copy_of_a(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "A'");
+  vk::Buffer c(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C");
+  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  vk::CommandStream stream(dev);
+  stream.begin();
+  stream.copy(whole(da), whole(copy_of_a));
+  matmul.record(stream, square(copy_of_a, db, c));  // RAW on the copy
+  stream.fill(whole(da), 0);                          // independent of the dispatch: no barrier
+  stream.end();
+  stream.submit_and_wait();
+  CHECK(stream.barrier_count() == 1);
+  const auto got = ops::download_floats(c, kN * kN);
+  const auto want = ops::matmul_reference(to_double(a), to_double(b), kN, kN, kN);
+  CHECK(nmse(std::span<const float>(got), std::span<const double>(want)) <= 1e-10);
+  CHECK(ops::download_floats(da, kN * kN) == std::vector<float>(kN * kN, 0.0f));
+}
+
+TEST_CASE_METHOD(GpuTest, "a recorded stream replays on new input", "[gpu][stream]") {
+  vk::Device& dev = device();
+  auto a = random_floats(kN * kN, 7);
+  const auto b = random_floats(kN * kN, 8);
+  vk::Buffer da = ops::upload_tensor(dev, a, DType::F32, "A"), db = ops::upload_tensor(dev, b, DType::F32, "B");
+  vk::Buffer c(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C");
+  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  vk::CommandStream stream(dev, 4);
+  stream.begin();
+  stream.timestamp("start");
+  matmul.record(stream, square(da, db, c));
+  stream.timestamp("matmul");
+  stream.end();
+  for (int round = 0; round < 3; ++round) {
+    a = random_floats(kN * kN, 100 + round);
+    vk::upload(da, std::span<const float>(a));
+    stream.submit_and_wait();
+    const auto got = ops::download_floats(c, kN * kN);
+    const auto want = ops::matmul_reference(to_double(a), to_double(b), kN, kN, kN);
+    INFO("round " << round);
+    CHECK(nmse(std::span<const float>(got), std::span<const double>(want)) <= 1e-10);
+    if (stream.timestamps_supported()) {
+      const auto ts = stream.timestamps();
+      REQUIRE(ts.size() == 2);
+      CHECK(ts[0].label == "start");
+      CHECK(ts[1].label == "matmul");
+      CHECK(ts[0].ns == 0.0);
+      CHECK(ts[1].ns >= 0.0);
+    }
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "dispatches that break a device limit are refused", "[gpu][stream]") {
+  vk::Device& dev = device();
+  vk::Buffer a(dev, 256, vk::MemoryUse::DeviceLocal, "A");
+  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  vk::CommandStream stream(dev);
+  stream.begin();
+  // A range that starts beyond the buffer.
+  CHECK_THROWS(stream.copy({&a, 512, 16}, {&a, 0, 16}));
+  // Storage offsets must honour minStorageBufferOffsetAlignment when it is above 4 bytes.
+  const uint64_t align = dev.caps().min_storage_buffer_offset_alignment;
+  if (align > 4) {
+    CHECK_THROWS_WITH(matmul.record(stream, {1, 1, 1, {&a, 4, 4}, {&a, 0, 4}, {&a, 0, 4}}),
+                      Catch::Contains("minStorageBufferOffsetAlignment"));
+  }
+  stream.end();
+}
+
+}  // namespace
+}  // namespace infini::test

@@ -1,0 +1,112 @@
+// The tiled matmul against the float64 reference, on shapes that are not tile multiples, with
+// guard regions and row gaps around the output that must come back untouched.
+#include <cstring>
+
+#include "gpu_fixture.hpp"
+#include "ops/host_tensor.hpp"
+#include "ops/matmul.hpp"
+#include "ops/matmul_reference.hpp"
+#include "util/nmse.hpp"
+#include "vk/transfer.hpp"
+
+namespace infini::test {
+namespace {
+
+constexpr uint32_t kSentinel = 0x7fc0dead;  // a NaN no kernel computes
+constexpr uint32_t kGuard = 67;             // elements before and after the output
+constexpr uint32_t kRowGap = 5;             // ldc = n + kRowGap
+
+struct Result {
+  double nmse;
+  size_t guard_violations;
+};
+
+Result run_matmul(uint32_t m, uint32_t n, uint32_t k, DType ta, DType tb, ops::MatmulTiles tiles, uint32_t seed) {
+  vk::Device& dev = device();
+  const auto a = random_floats(size_t(m) * k, seed);
+  const auto b = random_floats(size_t(n) * k, seed + 1);
+  vk::Buffer da = ops::upload_tensor(dev, a, ta, "A");
+  vk::Buffer db = ops::upload_tensor(dev, b, tb, "B");
+
+  const uint32_t ldc = n + kRowGap;
+  const size_t c_elems = kGuard + size_t(m) * ldc + kGuard;
+  std::vector<uint32_t> init(c_elems, kSentinel);
+  vk::Buffer dc(dev, c_elems * 4, vk::MemoryUse::DeviceLocal, "C");
+  vk::upload(dc, std::span<const uint32_t>(init));
+
+  ops::Matmul matmul(dev, ta, tb, tiles);
+  vk::CommandStream stream(dev);
+  stream.begin();
+  ops::MatmulArgs args{m, n, k, vk::BufferRange::whole(da), vk::BufferRange::whole(db), vk::BufferRange::whole(dc)};
+  args.ldc = ldc;
+  args.c_offset = kGuard;
+  matmul.record(stream, args);
+  stream.end();
+  stream.submit_and_wait();
+
+  std::vector<uint32_t> raw(c_elems);
+  vk::download(dc, std::span<uint32_t>(raw));
+  std::vector<float> got;
+  size_t violations = 0;
+  for (size_t i = 0; i < c_elems; ++i) {
+    const bool inside = i >= kGuard && i < kGuard + size_t(m) * ldc && (i - kGuard) % ldc < n;
+    if (inside) {
+      float f;
+      std::memcpy(&f, &raw[i], 4);
+      got.push_back(f);
+    } else if (raw[i] != kSentinel) {
+      ++violations;
+    }
+  }
+  const auto want = ops::matmul_reference(ops::as_stored(a, ta), ops::as_stored(b, tb), m, n, k);
+  return {nmse(std::span<const float>(got), std::span<const double>(want)), violations};
+}
+
+struct Shape {
+  uint32_t m, n, k;
+};
+constexpr Shape kShapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 255, 511}, {64, 64, 16}, {3, 100, 7}};
+
+TEST_CASE_METHOD(GpuTest, "matmul matches the float64 reference with the guard regions untouched", "[gpu][matmul]") {
+  const auto [ta, tb] = GENERATE(std::pair{DType::F32, DType::F32}, std::pair{DType::F32, DType::F16},
+                                 std::pair{DType::F16, DType::F16});
+  for (const Shape& s : kShapes) {
+    INFO(s.m << "x" << s.n << "x" << s.k << " A " << dtype_name(ta) << " B " << dtype_name(tb));
+    const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 7 + s.k);
+    CHECK(r.nmse <= 1e-9);
+    CHECK(r.guard_violations == 0);
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gpu][matmul]") {
+  const ops::MatmulTiles tiles = GENERATE(ops::MatmulTiles{16, 16, 8, 1, 1}, ops::MatmulTiles{32, 64, 16, 4, 4},
+                                          ops::MatmulTiles{64, 32, 8, 2, 4}, ops::MatmulTiles{128, 64, 16, 8, 4});
+  INFO("tile " << tiles.bm << "x" << tiles.bn << "x" << tiles.bk << " micro " << tiles.tm << "x" << tiles.tn);
+  const Result r = run_matmul(127, 255, 129, DType::F32, DType::F16, tiles, 99);
+  CHECK(r.nmse <= 1e-9);
+  CHECK(r.guard_violations == 0);
+}
+
+TEST_CASE_METHOD(GpuTest, "matmul rejects tiles and operands that do not fit", "[gpu][matmul]") {
+  vk::Device& dev = device();
+  // Micro-tile does not divide the tile.
+  CHECK_THROWS_WITH(ops::Matmul(dev, DType::F32, DType::F32, {64, 64, 16, 3, 4}),
+                    Catch::Contains("not a multiple"));
+  // More invocations than the device allows.
+  CHECK_THROWS_WITH(ops::Matmul(dev, DType::F32, DType::F32, {256, 256, 8, 1, 1}),
+                    Catch::Contains("maxComputeWorkGroupInvocations"));
+
+  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  vk::Buffer a(dev, 16 * 16 * 4, vk::MemoryUse::DeviceLocal, "A");
+  vk::Buffer c(dev, 16 * 16 * 4, vk::MemoryUse::DeviceLocal, "C");
+  vk::CommandStream stream(dev);
+  stream.begin();
+  // A range one row too short for k = 16, m = 17.
+  CHECK_THROWS_WITH(matmul.record(stream, {17, 16, 16, vk::BufferRange::whole(a), vk::BufferRange::whole(a),
+                                           vk::BufferRange::whole(c)}),
+                    Catch::Contains("needs"));
+  stream.end();
+}
+
+}  // namespace
+}  // namespace infini::test
