@@ -1,0 +1,229 @@
+#include "ops/infini_attention_layer.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "infini/error.hpp"
+#include "ops/rope_table.hpp"
+#include "spirv/attention_segment_v16.h"
+#include "spirv/attention_segment_v32.h"
+#include "spirv/memory_read_delta_f16.h"
+#include "spirv/memory_read_delta_f32.h"
+#include "spirv/memory_read_gate_f16.h"
+#include "spirv/memory_read_gate_f32.h"
+#include "spirv/memory_update_k16_w16.h"
+#include "spirv/memory_update_k16_w32.h"
+#include "spirv/memory_update_k32_w32.h"
+#include "spirv/rope_f16.h"
+#include "spirv/rope_f32.h"
+#include "vk/device.hpp"
+#include "vk/pipeline_cache.hpp"
+#include "vk/transfer.hpp"
+
+namespace infini::ops {
+namespace {
+
+// Push constants, laid out exactly as the shaders declare them.
+struct RopePush {
+  uint32_t tokens, heads, head_dim, rotary_dim, interleaved, pos0, x_token0, out_token0;
+};
+struct AttentionPush {
+  uint32_t q_rows, q_pos0, heads_q, heads_kv, head_dim, value_dim;
+  float scale;
+};
+struct MemoryReadPush {
+  uint32_t tokens, heads, heads_kv, head_dim, value_dim, x_token0, gate_local;
+};
+struct MemoryUpdatePush {
+  uint32_t tokens, heads_kv, head_dim, value_dim;
+};
+
+// The attention kernel's tiles (specialization constants 0..5 of attention_segment.comp).
+constexpr uint32_t kAttnWorkgroup = 128, kAttnRows = 32, kAttnKeys = 32, kAttnDimChunk = 32, kAttnValueChunk = 64;
+constexpr uint32_t kMaxHeadDim = 256;  // memory_read.comp keeps sigma(X) rows of at most this many dims
+
+constexpr uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+void check_shape(const AttentionShape& s, const InfiniOptions& o, size_t beta_size) {
+  auto fail = [](const std::string& what) { throw Error("infini attention: " + what); };
+  if (s.heads_q < 1 || s.heads_kv < 1) fail("head counts must be >= 1");
+  if (s.heads_q % s.heads_kv != 0)
+    fail("Hq = " + std::to_string(s.heads_q) + " is not a multiple of Hkv = " + std::to_string(s.heads_kv));
+  if (s.head_dim < 1 || s.head_dim > int(kMaxHeadDim) || s.value_dim < 1 || s.value_dim > int(kMaxHeadDim))
+    fail("head dims must be in 1.." + std::to_string(kMaxHeadDim) + ", got D = " + std::to_string(s.head_dim) +
+         ", Dv = " + std::to_string(s.value_dim));
+  if (o.segment < 1 || o.segment > (int64_t(1) << 24))
+    fail("segment length must be in 1..16777216, got " + std::to_string(o.segment));
+  if (beta_size != size_t(s.heads_q))
+    fail("beta has " + std::to_string(beta_size) + " values, expected Hq = " + std::to_string(s.heads_q));
+}
+
+uint64_t elements(uint64_t tokens, int heads, int dim) { return tokens * uint64_t(heads) * uint64_t(dim); }
+
+// Storage buffers must not be empty; a kernel never reads an unused one.
+uint64_t at_least_a_word(uint64_t bytes) { return bytes < 4 ? 4 : (bytes + 3) / 4 * 4; }
+
+vk::Buffer make_rope_table(vk::Device& device, const rope::RopeFrequencies& freqs, int64_t positions) {
+  const auto table = rope_cos_sin_table(freqs, positions);
+  vk::Buffer buffer(device, at_least_a_word(table.size() * 4), vk::MemoryUse::DeviceLocal, "rope table");
+  if (!table.empty()) vk::upload(buffer, std::span<const float>(table));
+  return buffer;
+}
+
+}  // namespace
+
+InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options,
+                                           DType input, std::span<const float> beta)
+    : device_(device),
+      shape_((check_shape(shape, options, beta.size()), shape)),
+      options_(options),
+      input_(input),
+      segment_(static_cast<uint32_t>(options.segment)),
+      // Dynamic NTK scales for the segment length: positions never exceed it, and one fixed
+      // table keeps prefill and token-by-token decode identical.
+      freqs_(rope::rope_frequencies(options.rope, shape.head_dim, options.segment)),
+      rotary_dim_(static_cast<uint32_t>(freqs_.rotary_dim)),
+      rope_table_(make_rope_table(device, freqs_, options.segment)),
+      beta_(device, at_least_a_word(beta.size_bytes()), vk::MemoryUse::DeviceLocal, "gate beta"),
+      m_(device, elements(shape.heads_kv, shape.head_dim, shape.value_dim) * 4, vk::MemoryUse::DeviceLocal, "memory M"),
+      z_(device, elements(shape.heads_kv, shape.head_dim, 1) * 4, vk::MemoryUse::DeviceLocal, "memory z"),
+      cache_k_(device, at_least_a_word(elements(segment_, shape.heads_kv, shape.head_dim) * dtype_bytes(input)),
+               vk::MemoryUse::DeviceLocal, "segment cache K"),
+      cache_v_(device, at_least_a_word(elements(segment_, shape.heads_kv, shape.value_dim) * dtype_bytes(input)),
+               vk::MemoryUse::DeviceLocal, "segment cache V"),
+      cache_kr_(device, elements(segment_, shape.heads_kv, shape.head_dim) * 4, vk::MemoryUse::DeviceLocal,
+                "segment cache rotated K"),
+      qr_(device, elements(segment_, shape.heads_q, shape.head_dim) * 4, vk::MemoryUse::DeviceLocal, "rotated Q"),
+      w_(device, options.update == UpdateRule::Delta ? elements(segment_, shape.heads_kv, shape.value_dim) * 4 : 4,
+         vk::MemoryUse::DeviceLocal, "delta residual") {
+  vk::upload(beta_, std::span<const float>(beta));
+
+  const bool f16 = input == DType::F16;
+  auto& pipelines = device.pipelines();
+  rope_ = &pipelines.get(f16 ? vk::KernelSource{"rope_f16", spirv::rope_f16, 3, sizeof(RopePush)}
+                             : vk::KernelSource{"rope_f32", spirv::rope_f32, 3, sizeof(RopePush)});
+  const uint32_t cg = kAttnWorkgroup / kAttnRows;
+  const uint32_t attn_spec[] = {kAttnWorkgroup, kAttnRows, kAttnKeys, kAttnDimChunk, kAttnValueChunk,
+                                ceil_div(uint32_t(shape.value_dim), cg)};
+  attention_rows_ = kAttnRows;
+  attention_ = &pipelines.get(
+      f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 4, sizeof(AttentionPush)}
+          : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 4, sizeof(AttentionPush)},
+      attn_spec);
+  gate_ = &pipelines.get(
+      f16 ? vk::KernelSource{"memory_read_gate_f16", spirv::memory_read_gate_f16, 5, sizeof(MemoryReadPush)}
+          : vk::KernelSource{"memory_read_gate_f32", spirv::memory_read_gate_f32, 5, sizeof(MemoryReadPush)});
+  delta_ = &pipelines.get(
+      f16 ? vk::KernelSource{"memory_read_delta_f16", spirv::memory_read_delta_f16, 5, sizeof(MemoryReadPush)}
+          : vk::KernelSource{"memory_read_delta_f32", spirv::memory_read_delta_f32, 5, sizeof(MemoryReadPush)});
+  // The update reads W = V (linear, input type) or the f32 delta residual.
+  if (!f16)
+    update_ = &pipelines.get({"memory_update_k32_w32", spirv::memory_update_k32_w32, 4, sizeof(MemoryUpdatePush)});
+  else if (options.update == UpdateRule::Delta)
+    update_ = &pipelines.get({"memory_update_k16_w32", spirv::memory_update_k16_w32, 4, sizeof(MemoryUpdatePush)});
+  else
+    update_ = &pipelines.get({"memory_update_k16_w16", spirv::memory_update_k16_w16, 4, sizeof(MemoryUpdatePush)});
+
+  vk::CommandStream stream(device);
+  stream.begin();
+  record_reset(stream);
+  stream.end();
+  stream.submit_and_wait();
+}
+
+InfiniAttentionLayer::~InfiniAttentionLayer() = default;
+
+void InfiniAttentionLayer::record_reset(vk::CommandStream& stream) {
+  stream.fill(vk::BufferRange::whole(m_), 0);
+  stream.fill(vk::BufferRange::whole(z_), 0);
+  open_ = 0;
+  segments_written_ = 0;
+}
+
+void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenRows k, TokenRows v,
+                                  const vk::Buffer& out, uint32_t tokens) {
+  if (tokens == 0) return;
+  if (tokens > segment_room())
+    throw Error("infini attention: " + std::to_string(tokens) + " tokens do not fit the " +
+                std::to_string(segment_room()) + " left in the open segment");
+  const AttentionShape& s = shape_;
+  const uint32_t hq = uint32_t(s.heads_q), hkv = uint32_t(s.heads_kv), d = uint32_t(s.head_dim),
+                 dv = uint32_t(s.value_dim);
+  const uint64_t es = dtype_bytes(input_);
+  const auto whole = [](const vk::Buffer& b) { return vk::BufferRange::whole(b); };
+  const uint64_t need_q = elements(q.token0 + tokens, s.heads_q, s.head_dim) * es;
+  const uint64_t need_k = elements(k.token0 + tokens, s.heads_kv, s.head_dim) * es;
+  const uint64_t need_v = elements(v.token0 + tokens, s.heads_kv, s.value_dim) * es;
+  if (q.buffer->size() < need_q || k.buffer->size() < need_k || v.buffer->size() < need_v ||
+      out.size() < elements(tokens, s.heads_q, s.value_dim) * 4)
+    throw Error("infini attention: an input or output buffer is smaller than " + std::to_string(tokens) + " tokens");
+
+  // 1. RoPE: Q into scratch, K appended to the segment's rotated-K cache.
+  auto rope = [&](TokenRows x, uint32_t heads, const vk::Buffer& dst, uint32_t dst_token0) {
+    const RopePush push{tokens, heads, d, rotary_dim_, options_.rope.layout == rope::RopeLayout::Interleaved ? 1u : 0u,
+                        open_, x.token0, dst_token0};
+    const uint32_t groups = ceil_div(elements(tokens, int(heads), int(d)), 256);
+    const uint32_t gx = std::min(groups, device_.caps().max_workgroup_count[0]);
+    stream.dispatch(*rope_,
+                    {{whole(*x.buffer), vk::Access::Read}, {whole(rope_table_), vk::Access::Read},
+                     {whole(dst), vk::Access::Write}},
+                    push, {gx, ceil_div(groups, gx), 1});
+  };
+  rope(q, hq, qr_, 0);
+  rope(k, hkv, cache_kr_, open_);
+  // Raw K and V join the cache for the memory write at the end of the segment.
+  stream.copy({k.buffer, k.token0 * uint64_t(hkv) * d * es, uint64_t(tokens) * hkv * d * es},
+              {&cache_k_, open_ * uint64_t(hkv) * d * es, uint64_t(tokens) * hkv * d * es});
+  stream.copy({v.buffer, v.token0 * uint64_t(hkv) * dv * es, uint64_t(tokens) * hkv * dv * es},
+              {&cache_v_, open_ * uint64_t(hkv) * dv * es, uint64_t(tokens) * hkv * dv * es});
+
+  // 2. Causal attention over the segment so far.
+  const AttentionPush attn{tokens, open_, hq, hkv, d, dv, float(1.0 / std::sqrt(double(d)))};
+  stream.dispatch(*attention_,
+                  {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
+                   {whole(cache_v_), vk::Access::Read}, {whole(out), vk::Access::Write}},
+                  attn, {ceil_div(tokens, attention_rows_), hq, 1});
+
+  // 3. Memory read and gate. The first segment reads M = 0 (so A = (1-g) A_dot, "mix") unless
+  //    the "local" convention asks for plain A_dot there.
+  const bool first = segments_written_ == 0;
+  if (options_.memory && !(first && options_.first_segment == FirstSegment::Local)) {
+    const MemoryReadPush push{tokens, hq, hkv, d, dv, q.token0, options_.gate_sign == GateSign::Local ? 1u : 0u};
+    stream.dispatch(*gate_,
+                    {{whole(*q.buffer), vk::Access::Read}, {whole(m_), vk::Access::Read}, {whole(z_), vk::Access::Read},
+                     {whole(beta_), vk::Access::Read}, {whole(out), vk::Access::ReadWrite}},
+                    push, {ceil_div(tokens, 8), hq, 1});
+  }
+
+  open_ += tokens;
+  if (open_ == segment_) record_memory_write(stream, open_);
+}
+
+void InfiniAttentionLayer::record_finish(vk::CommandStream& stream) {
+  if (open_ > 0) record_memory_write(stream, open_);
+}
+
+void InfiniAttentionLayer::record_memory_write(vk::CommandStream& stream, uint32_t tokens) {
+  if (options_.memory) {
+    const auto whole = [](const vk::Buffer& b) { return vk::BufferRange::whole(b); };
+    const uint32_t hkv = uint32_t(shape_.heads_kv), d = uint32_t(shape_.head_dim), dv = uint32_t(shape_.value_dim);
+    const bool delta = options_.update == UpdateRule::Delta;
+    if (delta) {
+      // Retrieval with the old M, z: recorded before the update, which the stream orders after it.
+      const MemoryReadPush push{tokens, hkv, hkv, d, dv, 0, 0};
+      stream.dispatch(*delta_,
+                      {{whole(cache_k_), vk::Access::Read}, {whole(m_), vk::Access::Read}, {whole(z_), vk::Access::Read},
+                       {whole(cache_v_), vk::Access::Read}, {whole(w_), vk::Access::Write}},
+                      push, {ceil_div(tokens, 8), hkv, 1});
+    }
+    const MemoryUpdatePush push{tokens, hkv, d, dv};
+    stream.dispatch(*update_,
+                    {{whole(cache_k_), vk::Access::Read}, {whole(delta ? w_ : cache_v_), vk::Access::Read},
+                     {whole(m_), vk::Access::ReadWrite}, {whole(z_), vk::Access::ReadWrite}},
+                    push, {ceil_div(dv, 64), ceil_div(d, 16), hkv});
+  }
+  open_ = 0;
+  ++segments_written_;
+}
+
+}  // namespace infini::ops

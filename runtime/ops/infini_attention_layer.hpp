@@ -1,0 +1,80 @@
+#pragma once
+// One Infini-attention layer on the device (DESIGN.md section 1): RoPE, causal attention inside
+// the segment, the memory read fused with the gate, and the per-segment memory write. The layer
+// owns the stream state (M, z and the open segment's K/V cache, all sized by the segment length,
+// never by the stream length) and records its work into a caller's command stream.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "infini/attention_options.hpp"
+#include "util/dtype.hpp"
+#include "vk/buffer.hpp"
+#include "vk/command_stream.hpp"
+
+namespace infini::vk {
+class Device;
+struct Pipeline;
+}  // namespace infini::vk
+
+namespace infini::ops {
+
+// Rows `token0 ..` of a [tokens][heads][dim] tensor in a device buffer.
+struct TokenRows {
+  const vk::Buffer* buffer = nullptr;
+  uint32_t token0 = 0;
+};
+
+class InfiniAttentionLayer {
+ public:
+  // `input` is the storage type of Q, K and V. Throws infini::Error on shapes or options that
+  // do not fit (Hq % Hkv, head dims, RoPE settings, device limits).
+  InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options, DType input,
+                       std::span<const float> beta);
+  ~InfiniAttentionLayer();
+
+  // Records `tokens` tokens (at most segment_room()) of Q [.][Hq][D], K [.][Hkv][D],
+  // V [.][Hkv][Dv]; writes A [tokens][Hq][Dv] f32 to `out` from row 0. When the segment fills,
+  // its memory write is recorded too. State bookkeeping advances at record time: submit what
+  // was recorded before recording more.
+  void record(vk::CommandStream& stream, TokenRows q, TokenRows k, TokenRows v, const vk::Buffer& out,
+              uint32_t tokens);
+  // Records the memory write of a partly filled segment (the end of a stream).
+  void record_finish(vk::CommandStream& stream);
+  // Zeroes M and z and empties the open segment.
+  void record_reset(vk::CommandStream& stream);
+
+  uint32_t segment_room() const noexcept { return segment_ - open_; }
+  uint32_t open_tokens() const noexcept { return open_; }
+  int64_t segments_written() const noexcept { return segments_written_; }
+  const vk::Buffer& memory() const noexcept { return m_; }  // M [Hkv][D][Dv] f32
+  const vk::Buffer& norm() const noexcept { return z_; }    // z [Hkv][D] f32
+  const AttentionShape& shape() const noexcept { return shape_; }
+  DType input_type() const noexcept { return input_; }
+
+ private:
+  void record_memory_write(vk::CommandStream& stream, uint32_t tokens);
+
+  vk::Device& device_;
+  AttentionShape shape_;
+  InfiniOptions options_;
+  DType input_;
+  uint32_t segment_;
+  rope::RopeFrequencies freqs_;
+  uint32_t rotary_dim_ = 0;
+  uint32_t open_ = 0;
+  int64_t segments_written_ = 0;
+
+  vk::Buffer rope_table_, beta_, m_, z_;
+  vk::Buffer cache_k_, cache_v_, cache_kr_;  // the open segment: raw K, V (input type), rotated K (f32)
+  vk::Buffer qr_, w_;                        // scratch: rotated Q, delta-rule residual
+
+  const vk::Pipeline* rope_;
+  const vk::Pipeline* attention_;
+  const vk::Pipeline* gate_;
+  const vk::Pipeline* delta_;
+  const vk::Pipeline* update_;
+  uint32_t attention_rows_ = 0;
+};
+
+}  // namespace infini::ops

@@ -1,0 +1,35 @@
+#pragma once
+// Runs the device Infini-attention layer over a whole stream, and the float64 reference over the
+// same values, for the layer tests.
+#include <cstdint>
+#include <vector>
+
+#include "infini/attention_options.hpp"
+#include "util/dtype.hpp"
+
+namespace infini::test {
+
+struct StreamInputs {
+  AttentionShape shape;
+  int64_t tokens = 0;
+  std::vector<float> q, k, v, beta;
+};
+
+StreamInputs random_stream(const AttentionShape& shape, int64_t tokens, uint32_t seed);
+
+struct StreamResult {
+  std::vector<float> out;      // [T][Hq][Dv]
+  std::vector<float> memory;   // M after the stream (last partial segment written)
+  std::vector<float> norm;     // z
+  size_t guard_violations = 0; // output words written past the rows asked for
+};
+
+// Feeds the stream to the device layer in pieces of at most `chunk` tokens (0: whole segments).
+StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& options, DType input, int64_t chunk = 0);
+
+struct ReferenceResult {
+  std::vector<double> out, memory, norm;
+};
+ReferenceResult run_reference_layer(const StreamInputs& in, const InfiniOptions& options, DType input);
+
+}  // namespace infini::test

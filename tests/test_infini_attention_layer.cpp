@@ -1,0 +1,135 @@
+// The device Infini-attention layer against the float64 reference: every convention, odd
+// segment and stream lengths, GQA ratios, head dims, RoPE variants and layouts, f32 and f16
+// inputs; plus the streaming invariants.
+#include "attention_harness.hpp"
+#include "gpu_fixture.hpp"
+#include "ops/host_tensor.hpp"
+#include "ops/infini_attention_layer.hpp"
+#include "util/nmse.hpp"
+
+namespace infini::test {
+namespace {
+
+double tolerance(DType t) { return t == DType::F16 ? 1e-4 : 1e-6; }
+
+template <typename A, typename B>
+double err(const std::vector<A>& got, const std::vector<B>& want) {
+  return nmse(std::span<const A>(got), std::span<const B>(want));
+}
+
+void check_against_reference(const StreamInputs& in, const InfiniOptions& o, DType t, int64_t chunk = 0) {
+  const StreamResult got = run_device_layer(in, o, t, chunk);
+  const ReferenceResult want = run_reference_layer(in, o, t);
+  CHECK(got.guard_violations == 0);
+  CHECK(err(got.out, want.out) <= tolerance(t));
+  if (o.memory) {
+    CHECK(err(got.memory, want.memory) <= tolerance(t));
+    CHECK(err(got.norm, want.norm) <= tolerance(t));
+  }
+}
+
+InfiniOptions options_with(int64_t segment) {
+  InfiniOptions o;
+  o.segment = segment;
+  o.rope.base = 10000;
+  return o;
+}
+
+TEST_CASE_METHOD(GpuTest, "layer matches the reference for odd segment and stream lengths", "[gpu][layer]") {
+  const DType t = GENERATE(DType::F32, DType::F16);
+  const int64_t n = GENERATE(1, 17, 64);
+  const AttentionShape shape{4, 2, 64, 64};
+  for (int64_t tokens : {int64_t(1), n - 1, n + 1, 3 * n + 7}) {
+    if (tokens < 1) continue;
+    INFO("N " << n << " T " << tokens << " " << dtype_name(t));
+    check_against_reference(random_stream(shape, tokens, uint32_t(n * 131 + tokens)), options_with(n), t);
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "layer matches the reference with a long segment", "[gpu][layer]") {
+  const DType t = GENERATE(DType::F32, DType::F16);
+  INFO(dtype_name(t));
+  check_against_reference(random_stream({2, 1, 64, 64}, 3 * 512 + 7, 5), options_with(512), t);
+}
+
+TEST_CASE_METHOD(GpuTest, "layer matches the reference for every GQA ratio and head dim", "[gpu][layer]") {
+  const int heads_kv = GENERATE(8, 4, 2, 1);
+  const int head_dim = GENERATE(64, 80, 96, 128, 256);
+  INFO("Hkv " << heads_kv << " D " << head_dim);
+  const AttentionShape shape{8, heads_kv, head_dim, head_dim};
+  check_against_reference(random_stream(shape, 45, uint32_t(heads_kv * 1000 + head_dim)), options_with(20), DType::F32);
+}
+
+TEST_CASE_METHOD(GpuTest, "layer matches the reference for a value dim that differs from the head dim", "[gpu][layer]") {
+  check_against_reference(random_stream({4, 2, 96, 40}, 50, 77), options_with(16), DType::F16);
+}
+
+TEST_CASE_METHOD(GpuTest, "layer matches the reference for every convention", "[gpu][layer]") {
+  const UpdateRule update = GENERATE(UpdateRule::Linear, UpdateRule::Delta);
+  const FirstSegment first = GENERATE(FirstSegment::Mix, FirstSegment::Local);
+  const GateSign gate = GENERATE(GateSign::Memory, GateSign::Local);
+  const bool memory = GENERATE(true, false);
+  InfiniOptions o = options_with(16);
+  o.update = update;
+  o.first_segment = first;
+  o.gate_sign = gate;
+  o.memory = memory;
+  INFO("update " << int(update) << " first " << int(first) << " gate " << int(gate) << " memory " << memory);
+  check_against_reference(random_stream({4, 2, 64, 64}, 53, 11), o, DType::F32);
+}
+
+TEST_CASE_METHOD(GpuTest, "layer matches the reference for every RoPE variant and layout", "[gpu][layer][rope]") {
+  const rope::RopeType type = GENERATE(rope::RopeType::None, rope::RopeType::Default, rope::RopeType::Linear,
+                                       rope::RopeType::Ntk, rope::RopeType::Dynamic, rope::RopeType::Yarn,
+                                       rope::RopeType::Llama3);
+  const rope::RopeLayout layout = GENERATE(rope::RopeLayout::Neox, rope::RopeLayout::Interleaved);
+  const int rotary_dim = GENERATE(0, 32);
+  InfiniOptions o = options_with(40);
+  o.rope.type = type;
+  o.rope.layout = layout;
+  o.rope.rotary_dim = rotary_dim;
+  o.rope.factor = 4;
+  o.rope.original_max_position_embeddings = 16;  // below the segment, so dynamic scales
+  o.rope.base = 500000;
+  INFO("rope " << rope::rope_type_name(type) << " " << rope::rope_layout_name(layout) << " rotary " << rotary_dim);
+  check_against_reference(random_stream({4, 2, 64, 64}, 90, 21), o, DType::F32);
+}
+
+TEST_CASE_METHOD(GpuTest, "a stream gives the same output in one call, per segment and per token", "[gpu][layer]") {
+  const StreamInputs in = random_stream({4, 1, 64, 64}, 41, 31);
+  const InfiniOptions o = options_with(12);
+  const StreamResult whole = run_device_layer(in, o, DType::F32, 0);
+  const StreamResult pieces = run_device_layer(in, o, DType::F32, 5);
+  const StreamResult tokens = run_device_layer(in, o, DType::F32, 1);
+  CHECK(err(pieces.out, whole.out) <= 1e-12);
+  CHECK(err(tokens.out, whole.out) <= 1e-12);
+  CHECK(err(tokens.memory, whole.memory) <= 1e-12);
+}
+
+TEST_CASE_METHOD(GpuTest, "device memory does not grow with the stream", "[gpu][layer]") {
+  vk::Device& dev = device();
+  const AttentionShape shape{2, 1, 64, 64};
+  const InfiniOptions o = options_with(16);
+  const StreamInputs seg = random_stream(shape, 16, 51);
+  dev.reset_peak();
+  const uint64_t before = dev.allocated_bytes();
+  ops::InfiniAttentionLayer layer(dev, shape, o, DType::F32, seg.beta);
+  vk::Buffer q = ops::upload_tensor(dev, seg.q, DType::F32, "Q"), k = ops::upload_tensor(dev, seg.k, DType::F32, "K"),
+             v = ops::upload_tensor(dev, seg.v, DType::F32, "V");
+  vk::Buffer out(dev, 16 * 2 * 64 * 4, vk::MemoryUse::DeviceLocal, "out");
+  vk::CommandStream stream(dev);
+  uint64_t peak_after_two = 0;
+  for (int segment = 0; segment < 40; ++segment) {
+    stream.begin();
+    layer.record(stream, {&q, 0}, {&k, 0}, {&v, 0}, out, 16);
+    stream.end();
+    stream.submit_and_wait();
+    if (segment == 1) peak_after_two = dev.peak_allocated_bytes();
+  }
+  CHECK(layer.segments_written() == 40);
+  CHECK(dev.peak_allocated_bytes() == peak_after_two);
+  CHECK(dev.allocated_bytes() > before);
+}
+
+}  // namespace
+}  // namespace infini::test
