@@ -209,6 +209,8 @@ TEST_CASE("npy: malformed files are rejected with a message naming the problem",
     b = npy(good, six, 2);
     b[8] = b[9] = b[10] = b[11] = 0xff;
     require_rejected(b, "header length 4294967295 runs beyond the end of the file");
+    // A valid but enormous header (a parsed header costs many times its size in memory).
+    require_rejected(npy(good + std::string(70000, ' '), six, 2), "header length 70068 exceeds the limit of 65536 bytes");
   }
 
   SECTION("header syntax") {
@@ -236,6 +238,7 @@ TEST_CASE("npy: malformed files are rejected with a message naming the problem",
     }
     require_rejected(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1e3,)}", six), "in tuple at byte 52");
     require_rejected(npy("{'shape': (99999999999999999999,)}", six), "integer too large");
+    require_rejected(npy("{'descr': '<f4', 'fortran_order': false, 'shape': (2, 3)}", six), "unknown name 'false'");
     require_rejected(npy("{'shape': ((((((((((((((((((((((((((((((((((((2,),),),),),),),),),),),),),),),),),),),),),),),),),),),),),),),),),),),)}", six),
                      "nesting deeper than");
   }

@@ -32,6 +32,9 @@ namespace {
 constexpr uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 constexpr std::size_t kMaxNestingDepth = 32;  // bounds the literal parser's recursion
 constexpr std::size_t kMaxQuoted = 40;        // longest piece of file content echoed in a message
+// Headers of the arrays we accept are ~120 bytes; numpy itself refuses more than 10000 by default.
+// The cap bounds the parser's memory (a parsed value is ~50x its text) whatever a v2 header claims.
+constexpr uint64_t kMaxHeaderLength = 1u << 16;
 
 // Makes untrusted text safe for a one-line message: control bytes (and, for header content,
 // non-ASCII bytes) become \xNN, and long text is cut.
@@ -117,7 +120,7 @@ class LiteralParser {
     if (c == '(' || c == '[') return sequence(depth);
     if (c == '\'' || c == '"') return string();
     if (c == '-' || c == '+' || (c >= '0' && c <= '9')) return integer();
-    if (c >= 'A' && c <= 'Z') return constant();
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_') return constant();
     malformed("unexpected character '" + printable(text_.substr(pos_, 1), true) + "'");
   }
 
@@ -335,6 +338,9 @@ uint64_t header_end(std::span<const uint8_t> prefix, uint64_t file_size, std::st
   if (header_length > file_size - preamble)
     fail(name, "header length " + std::to_string(header_length) + " runs beyond the end of the file (" +
                    std::to_string(file_size) + " bytes)");
+  if (header_length > kMaxHeaderLength)
+    fail(name, "header length " + std::to_string(header_length) + " exceeds the limit of " +
+                   std::to_string(kMaxHeaderLength) + " bytes");
   return preamble + header_length;
 }
 
