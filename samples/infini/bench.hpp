@@ -18,6 +18,10 @@ struct BenchOptions {
   int repeat = 5;
   uint32_t m = 1024, n = 1024, k = 1024;
   std::vector<std::string> dtypes{"f32", "f16"};
+  // attention: one layer over streams of these lengths.
+  std::vector<int64_t> tokens{65536};
+  int64_t segment = 2048;
+  int heads_q = 16, heads_kv = 4, head_dim = 128;
 };
 
 struct Stats {

@@ -73,6 +73,7 @@ struct Args {
   BenchOptions options;
   std::string workloads = "peak_fma,matmul";
   std::string dtypes = "f32,f16";
+  std::string tokens = "65536";
   std::string device;
 };
 
@@ -80,6 +81,13 @@ int run_bench(Args& args) {
   args.options.dtypes = split(args.dtypes);
   for (const auto& d : args.options.dtypes)
     if (d != "f32" && d != "f16") throw Error("--dtype takes f32 and/or f16, not '" + d + "'");
+  args.options.tokens.clear();
+  for (const auto& t : split(args.tokens)) {
+    char* end = nullptr;
+    const long long v = std::strtoll(t.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > (1ll << 40)) throw Error("--tokens takes positive token counts, not '" + t + "'");
+    args.options.tokens.push_back(v);
+  }
   auto wanted = split(args.workloads);
   auto& all = workloads();
   for (const auto& w : wanted)
@@ -100,7 +108,7 @@ int run_bench(Args& args) {
 const RegisterCommand registration{
     "bench", "Measure throughput and memory; prints one JSON object per line", [](CLI::App& app) {
       auto args = std::make_shared<Args>();
-      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, matmul)")
+      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, matmul, attention)")
           ->capture_default_str();
       app.add_option("--repeat", args->options.repeat, "Timed runs per measurement")
           ->check(CLI::Range(1, 1000))
@@ -108,7 +116,13 @@ const RegisterCommand registration{
       app.add_option("--m", args->options.m, "matmul rows of A and C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
-      app.add_option("--dtype", args->dtypes, "Input storage types for matmul: f32,f16")->capture_default_str();
+      app.add_option("--dtype", args->dtypes, "Input storage types: f32,f16")->capture_default_str();
+      app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
+      app.add_option("--segment", args->options.segment, "attention: segment length N")
+          ->check(CLI::Range(int64_t(1), int64_t(1) << 20))->capture_default_str();
+      app.add_option("--heads", args->options.heads_q, "attention: query heads")->check(CLI::Range(1, 1024))->capture_default_str();
+      app.add_option("--kv-heads", args->options.heads_kv, "attention: key/value heads")->check(CLI::Range(1, 1024))->capture_default_str();
+      app.add_option("--head-dim", args->options.head_dim, "attention: head dim")->check(CLI::Range(1, 256))->capture_default_str();
       app.add_option("--device", args->device, "Device index or name substring");
       app.footer("On lavapipe set LP_NUM_THREADS to the number of cores.");
       return [args] { return run_bench(*args); };

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""`infini attention` end to end: .npy in and out against an independent NumPy float64
+implementation of DESIGN.md section 1, and one-line errors with a non-zero exit for bad input.
+
+Usage: attention_cli.py PATH_TO_INFINI
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+INFINI = sys.argv[1]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAILED:", what)
+
+
+def sigma(x):
+    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
+
+
+def rope(x, base, positions):
+    d = x.shape[-1]
+    theta = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    ang = positions[:, None] * theta[None, :]          # [n, d/2]
+    cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+
+def reference(q, k, v, beta, n, update):
+    """Segment-wise Infini-attention, neox RoPE base 10000, first segment 'mix'."""
+    T, hq, d = q.shape
+    hkv, dv = k.shape[1], v.shape[2]
+    group = hq // hkv
+    M = np.zeros((hkv, d, dv))
+    z = np.zeros((hkv, d))
+    g = 1.0 / (1.0 + np.exp(-beta))
+    out = np.zeros((T, hq, dv))
+    for s0 in range(0, T, n):
+        qs, ks, vs = q[s0:s0 + n], k[s0:s0 + n], v[s0:s0 + n]
+        m = len(qs)
+        pos = np.arange(m, dtype=np.float64)
+        qr, kr = rope(qs, 10000.0, pos), rope(ks, 10000.0, pos)
+        mask = np.tril(np.ones((m, m), dtype=bool))
+        for h in range(hq):
+            kv = h // group
+            scores = qr[:, h] @ kr[:, kv].T / np.sqrt(d)
+            scores = np.where(mask, scores, -np.inf)
+            p = np.exp(scores - scores.max(axis=1, keepdims=True))
+            a_dot = (p / p.sum(axis=1, keepdims=True)) @ vs[:, kv]
+            sq = sigma(qs[:, h])
+            a_mem = (sq @ M[kv]) / np.maximum(sq @ z[kv], 1e-10)[:, None]
+            out[s0:s0 + m, h] = g[h] * a_mem + (1 - g[h]) * a_dot
+        for kv in range(hkv):
+            sk = sigma(ks[:, kv])
+            w = vs[:, kv]
+            if update == "delta":
+                w = w - (sk @ M[kv]) / np.maximum(sk @ z[kv], 1e-10)[:, None]
+            M[kv] += sk.T @ w
+            z[kv] += sk.sum(axis=0)
+    return out, M, z
+
+
+def nmse(x, ref):
+    return float(((x - ref) ** 2).sum() / (ref ** 2).sum())
+
+
+def run(args):
+    return subprocess.run([INFINI, "attention", *args], capture_output=True, text=True)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    P = lambda name: os.path.join(tmp, name)
+    rng = np.random.default_rng(7)
+    T, hq, hkv, d, n = 77, 4, 2, 64, 20
+    q = rng.uniform(-1.5, 1.5, (T, hq, d))
+    k = rng.uniform(-1.5, 1.5, (T, hkv, d))
+    v = rng.uniform(-1, 1, (T, hkv, d))
+    beta = rng.uniform(-2, 2, hq)
+
+    for dtype, tol in ((np.float32, 1e-6), (np.float16, 1e-4)):
+        for update in ("delta", "linear"):
+            qs, ks, vs = (a.astype(dtype) for a in (q, k, v))
+            for name, a in (("q", qs), ("k", ks), ("v", vs)):
+                np.save(P(name + ".npy"), a)
+            np.save(P("b.npy"), beta.astype(np.float32))
+            r = run(["--q", P("q.npy"), "--k", P("k.npy"), "--v", P("v.npy"), "--beta", P("b.npy"),
+                     "--segment", str(n), "--update", update, "--out", P("o.npy"),
+                     "--memory-out", P("m.npy"), "--norm-out", P("z.npy")])
+            check(r.returncode == 0, f"{dtype.__name__} {update}: exit {r.returncode}: {r.stderr.strip()}")
+            if r.returncode:
+                continue
+            out, M, z = reference(qs.astype(np.float64), ks.astype(np.float64), vs.astype(np.float64),
+                                  beta.astype(np.float32).astype(np.float64), n, update)
+            got = np.load(P("o.npy"))
+            check(got.dtype == np.float32 and got.shape == (T, hq, d), f"output dtype/shape {got.dtype} {got.shape}")
+            e_out, e_m, e_z = nmse(got, out), nmse(np.load(P("m.npy")), M), nmse(np.load(P("z.npy")), z)
+            print(f"{dtype.__name__} {update}: nmse out {e_out:.2e} M {e_m:.2e} z {e_z:.2e}")
+            check(max(e_out, e_m, e_z) <= tol, f"{dtype.__name__} {update}: nmse above {tol}")
+
+    # Bad input: one line on stderr naming the problem, non-zero exit, never a crash.
+    np.save(P("q.npy"), q.astype(np.float32))
+    np.save(P("k.npy"), k.astype(np.float32))
+    np.save(P("v.npy"), v.astype(np.float32))
+    np.save(P("b.npy"), beta.astype(np.float32))
+    np.save(P("q64.npy"), q)
+    np.save(P("q2d.npy"), q[:, 0].astype(np.float32))
+    np.save(P("q3h.npy"), rng.uniform(-1, 1, (T, 3, d)).astype(np.float32))
+    np.save(P("kshort.npy"), k[:-1].astype(np.float32))
+    np.save(P("qbig.npy"), np.asfortranarray(q.astype(np.float32)))
+    with open(P("q.npy"), "rb") as f:
+        whole = f.read()
+    with open(P("trunc.npy"), "wb") as f:
+        f.write(whole[:200])
+    with open(P("hostile.npy"), "wb") as f:
+        header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776, 4), }"
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header)
+    base = {"--q": P("q.npy"), "--k": P("k.npy"), "--v": P("v.npy"), "--beta": P("b.npy"), "--out": P("o.npy")}
+    cases = [
+        ({"--q": P("q64.npy")}, [], "dtype"),
+        ({"--q": P("q2d.npy")}, [], "shape"),
+        ({"--q": P("q3h.npy")}, [], "multiple"),
+        ({"--k": P("kshort.npy")}, [], "tokens"),
+        ({"--q": P("qbig.npy")}, [], "ortran"),
+        ({"--q": P("trunc.npy")}, [], "trunc"),
+        ({"--q": P("hostile.npy")}, [], "overflow"),
+        ({"--q": P("missing.npy")}, [], "missing.npy"),
+        ({}, ["--rope-dim", "3"], "even"),
+        ({}, ["--rope-layout", "diagonal"], "diagonal"),
+        ({}, ["--segment", "0"], "segment"),
+    ]
+    for override, extra, phrase in cases:
+        files = dict(base, **override)
+        args = [x for kv in files.items() for x in kv] + extra
+        r = run(args)
+        lines = r.stderr.strip().splitlines()
+        what = f"bad input {override or extra}"
+        check(r.returncode != 0 and r.returncode < 128, f"{what}: exit {r.returncode}")
+        check(len(lines) == 1, f"{what}: stderr has {len(lines)} lines: {r.stderr!r}")
+        check(phrase.lower() in r.stderr.lower(), f"{what}: '{phrase}' not in {r.stderr.strip()!r}")
+
+print("attention CLI:", "FAILED" if failures else "passed", f"({len(failures)} failures)")
+sys.exit(1 if failures else 0)
