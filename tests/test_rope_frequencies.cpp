@@ -6,7 +6,7 @@
 #include <numbers>
 
 #include "infini/error.hpp"
-#include "rope/rope_config.hpp"
+#include "infini/rope_config.hpp"
 
 using namespace infini::rope;
 using Catch::Matchers::WithinRel;

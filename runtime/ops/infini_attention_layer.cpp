@@ -58,6 +58,8 @@ void check_shape(const AttentionShape& s, const InfiniOptions& o, size_t beta_si
     fail("beta has " + std::to_string(beta_size) + " values, expected Hq = " + std::to_string(s.heads_q));
 }
 
+vk::BufferRange whole(const vk::Buffer& b) { return vk::BufferRange::whole(b); }
+
 uint64_t elements(uint64_t tokens, int heads, int dim) { return tokens * uint64_t(heads) * uint64_t(dim); }
 
 // Storage buffers must not be empty; a kernel never reads an unused one.
@@ -150,7 +152,6 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   const uint32_t hq = uint32_t(s.heads_q), hkv = uint32_t(s.heads_kv), d = uint32_t(s.head_dim),
                  dv = uint32_t(s.value_dim);
   const uint64_t es = dtype_bytes(input_);
-  const auto whole = [](const vk::Buffer& b) { return vk::BufferRange::whole(b); };
   const uint64_t need_q = elements(q.token0 + tokens, s.heads_q, s.head_dim) * es;
   const uint64_t need_k = elements(k.token0 + tokens, s.heads_kv, s.head_dim) * es;
   const uint64_t need_v = elements(v.token0 + tokens, s.heads_kv, s.value_dim) * es;
@@ -205,8 +206,7 @@ void InfiniAttentionLayer::record_finish(vk::CommandStream& stream) {
 
 void InfiniAttentionLayer::record_memory_write(vk::CommandStream& stream, uint32_t tokens) {
   if (options_.memory) {
-    const auto whole = [](const vk::Buffer& b) { return vk::BufferRange::whole(b); };
-    const uint32_t hkv = uint32_t(shape_.heads_kv), d = uint32_t(shape_.head_dim), dv = uint32_t(shape_.value_dim);
+      const uint32_t hkv = uint32_t(shape_.heads_kv), d = uint32_t(shape_.head_dim), dv = uint32_t(shape_.value_dim);
     const bool delta = options_.update == UpdateRule::Delta;
     if (delta) {
       // Retrieval with the old M, z: recorded before the update, which the stream orders after it.

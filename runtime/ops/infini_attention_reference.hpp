@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
-#include "ops/infini_attention_options.hpp"
-#include "rope/rope_config.hpp"
+#include "infini/attention_options.hpp"
+#include "infini/rope_config.hpp"
 
 namespace infini::reference {
 

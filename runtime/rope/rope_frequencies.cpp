@@ -7,7 +7,7 @@
 #include <string>
 
 #include "infini/error.hpp"
-#include "rope/rope_config.hpp"
+#include "infini/rope_config.hpp"
 
 namespace infini::rope {
 namespace {

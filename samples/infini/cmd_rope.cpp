@@ -12,7 +12,7 @@
 #include "command.hpp"
 #include "infini/error.hpp"
 #include "rope/rope_analysis.hpp"
-#include "rope/rope_config.hpp"
+#include "infini/rope_config.hpp"
 #include "rope/svg_plot.hpp"
 #include "rope_options.hpp"
 

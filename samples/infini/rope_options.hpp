@@ -3,7 +3,7 @@
 // `infini rope freqs` so both read a config.json's rope_scaling the same way.
 #include <CLI/CLI.hpp>
 
-#include "rope/rope_config.hpp"
+#include "infini/rope_config.hpp"
 
 namespace infini::cli {
 

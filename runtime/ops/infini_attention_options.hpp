@@ -1,3 +1,0 @@
-#pragma once
-// Moved to the public API.
-#include "infini/attention_options.hpp"
