@@ -1,0 +1,93 @@
+#pragma once
+// Host view of a Llama-family model as llama.cpp's GGUF files store it (DESIGN.md section 2): the
+// hyperparameters, the Infini-attention additions and one TensorView per weight. The views point
+// into the memory-mapped file (or any buffer that outlives them); nothing here copies weights.
+//
+// Shapes follow GGUF/ggml order: shape[0] is the fastest-varying (contiguous) dimension. A matrix
+// weight of shape {in, out} is stored as `out` rows of `in` elements, so y = W x is
+// y[o] = sum_i row(o)[i] * x[i] (C = A * W^T with A the activations, as ops::matmul computes).
+//   token_embd.weight   {n_embd, n_vocab}   row t is the embedding of token t
+//   blk.N.attn_norm     {n_embd}
+//   blk.N.attn_q        {n_embd, n_head * head_dim}      rows permuted by llama.cpp's converter so
+//   blk.N.attn_k        {n_embd, n_head_kv * head_dim}   that RoPE uses the interleaved layout
+//   blk.N.attn_v        {n_embd, n_head_kv * head_dim}
+//   blk.N.attn_output   {n_head * head_dim, n_embd}
+//   blk.N.attn_mem_gate {n_head}  f32 beta logits (Infini-attention; optional)
+//   blk.N.ffn_norm      {n_embd}
+//   blk.N.ffn_gate      {n_embd, n_ff}
+//   blk.N.ffn_up        {n_embd, n_ff}
+//   blk.N.ffn_down      {n_ff, n_embd}
+//   output_norm         {n_embd}
+//   output              {n_embd, n_vocab}   absent when tied to token_embd
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "infini/attention_options.hpp"
+#include "infini/rope_config.hpp"
+
+namespace infini::model {
+
+// ggml type ids: GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1 (quantised types come later).
+enum class TensorType : uint32_t { F32 = 0, F16 = 1 };
+
+struct TensorView {
+  std::string name;
+  TensorType type = TensorType::F32;
+  std::vector<int64_t> shape;      // ggml order, shape[0] contiguous
+  std::span<const std::byte> data; // exactly elements() * element size bytes
+
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+};
+
+struct LlamaConfig {
+  int64_t vocab = 0;        // rows of token_embd (and of output)
+  int64_t embd = 0;         // llama.embedding_length
+  int64_t layers = 0;       // llama.block_count
+  int64_t heads = 0;        // llama.attention.head_count
+  int64_t heads_kv = 0;     // llama.attention.head_count_kv (defaults to heads)
+  int64_t head_dim = 0;     // embd / heads unless llama.attention.key_length says otherwise
+  int64_t ffn = 0;          // llama.feed_forward_length
+  int64_t context_length = 0;  // llama.context_length (informational: the stream is unbounded)
+  double rms_eps = 1e-5;    // llama.attention.layer_norm_rms_epsilon
+  // llama.rope.freq_base, llama.rope.dimension_count, llama.rope.scaling.*; layout is interleaved
+  // (llama.cpp NORM mode) for the llama architecture.
+  rope::RopeConfig rope;
+  // infini.segment_length, infini.memory_update, infini.first_segment. has_infini_keys is false for
+  // a plain Llama file: it then runs with memory off unless the user turns it on.
+  bool has_infini_keys = false;
+  InfiniOptions infini;
+};
+
+struct LlamaLayerWeights {
+  TensorView attn_norm, wq, wk, wv, wo;
+  std::optional<TensorView> mem_gate;  // blk.N.attn_mem_gate, f32 [n_head]
+  TensorView ffn_norm, ffn_gate, ffn_up, ffn_down;
+};
+
+struct Vocabulary {
+  std::string model;                 // tokenizer.ggml.model, "llama" for SentencePiece (spm)
+  std::vector<std::string> tokens;   // tokenizer.ggml.tokens
+  std::vector<float> scores;         // tokenizer.ggml.scores (empty if absent)
+  std::vector<int32_t> token_types;  // tokenizer.ggml.token_type (empty if absent)
+  int32_t bos = -1, eos = -1, unknown = -1, padding = -1;
+  bool add_bos = true;               // tokenizer.ggml.add_bos_token
+};
+
+struct LlamaWeights {
+  LlamaConfig config;
+  Vocabulary vocab;
+  TensorView token_embd;
+  TensorView output_norm;
+  TensorView output;  // == token_embd (same view) when the file ties them
+  std::vector<LlamaLayerWeights> layers;
+};
+
+}  // namespace infini::model
