@@ -21,10 +21,11 @@ StreamInputs random_stream(const AttentionShape& shape, int64_t tokens, uint32_t
   return in;
 }
 
-StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& options, DType input, int64_t chunk) {
+StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& options, DType input, int64_t chunk,
+                              ops::AttentionKernel kernel) {
   vk::Device& dev = device();
   const AttentionShape& s = in.shape;
-  ops::InfiniAttentionLayer layer(dev, s, options, input, in.beta);
+  ops::InfiniAttentionLayer layer(dev, s, options, input, in.beta, kernel);
   vk::Buffer q = ops::upload_tensor(dev, in.q, input, "Q");
   vk::Buffer k = ops::upload_tensor(dev, in.k, input, "K");
   vk::Buffer v = ops::upload_tensor(dev, in.v, input, "V");

@@ -17,8 +17,15 @@ double err(const std::vector<A>& got, const std::vector<B>& want) {
   return nmse(std::span<const A>(got), std::span<const B>(want));
 }
 
-void check_against_reference(const StreamInputs& in, const InfiniOptions& o, DType t, int64_t chunk = 0) {
-  const StreamResult got = run_device_layer(in, o, t, chunk);
+using ops::AttentionKernel;
+
+const char* kernel_name(AttentionKernel k) {
+  return k == AttentionKernel::Rows ? "rows" : k == AttentionKernel::Tiled ? "tiled" : "auto";
+}
+
+void check_against_reference(const StreamInputs& in, const InfiniOptions& o, DType t, int64_t chunk = 0,
+                             AttentionKernel kernel = AttentionKernel::Auto) {
+  const StreamResult got = run_device_layer(in, o, t, chunk, kernel);
   const ReferenceResult want = run_reference_layer(in, o, t);
   CHECK(got.guard_violations == 0);
   CHECK(err(got.out, want.out) <= tolerance(t));
@@ -38,26 +45,40 @@ InfiniOptions options_with(int64_t segment) {
 TEST_CASE_METHOD(GpuTest, "layer matches the reference for odd segment and stream lengths", "[gpu][layer]") {
   const DType t = GENERATE(DType::F32, DType::F16);
   const int64_t n = GENERATE(1, 17, 64);
+  const AttentionKernel kernel = GENERATE(AttentionKernel::Tiled, AttentionKernel::Rows);
   const AttentionShape shape{4, 2, 64, 64};
   for (int64_t tokens : {int64_t(1), n - 1, n + 1, 3 * n + 7}) {
     if (tokens < 1) continue;
-    INFO("N " << n << " T " << tokens << " " << dtype_name(t));
-    check_against_reference(random_stream(shape, tokens, uint32_t(n * 131 + tokens)), options_with(n), t);
+    INFO("N " << n << " T " << tokens << " " << dtype_name(t) << " " << kernel_name(kernel));
+    check_against_reference(random_stream(shape, tokens, uint32_t(n * 131 + tokens)), options_with(n), t, 0, kernel);
   }
 }
 
 TEST_CASE_METHOD(GpuTest, "layer matches the reference with a long segment", "[gpu][layer]") {
   const DType t = GENERATE(DType::F32, DType::F16);
-  INFO(dtype_name(t));
-  check_against_reference(random_stream({2, 1, 64, 64}, 3 * 512 + 7, 5), options_with(512), t);
+  const AttentionKernel kernel = GENERATE(AttentionKernel::Tiled, AttentionKernel::Rows);
+  INFO(dtype_name(t) << " " << kernel_name(kernel));
+  check_against_reference(random_stream({2, 1, 64, 64}, 3 * 512 + 7, 5), options_with(512), t, 0, kernel);
 }
 
 TEST_CASE_METHOD(GpuTest, "layer matches the reference for every GQA ratio and head dim", "[gpu][layer]") {
   const int heads_kv = GENERATE(8, 4, 2, 1);
   const int head_dim = GENERATE(64, 80, 96, 128, 256);
-  INFO("Hkv " << heads_kv << " D " << head_dim);
+  const AttentionKernel kernel = GENERATE(AttentionKernel::Tiled, AttentionKernel::Rows);
+  INFO("Hkv " << heads_kv << " D " << head_dim << " " << kernel_name(kernel));
   const AttentionShape shape{8, heads_kv, head_dim, head_dim};
-  check_against_reference(random_stream(shape, 45, uint32_t(heads_kv * 1000 + head_dim)), options_with(20), DType::F32);
+  check_against_reference(random_stream(shape, 45, uint32_t(heads_kv * 1000 + head_dim)), options_with(20), DType::F32,
+                          0, kernel);
+}
+
+TEST_CASE_METHOD(GpuTest, "the rows kernel needs head dims that are multiples of 4; auto falls back", "[gpu][layer]") {
+  const AttentionShape odd{4, 2, 30, 18};
+  const std::vector<float> beta(4, 0.0f);
+  CHECK_THROWS_WITH(ops::InfiniAttentionLayer(device(), odd, options_with(8), DType::F32, beta, AttentionKernel::Rows),
+                    Catch::Contains("multiples of 4"));
+  ops::InfiniAttentionLayer fallback(device(), odd, options_with(8), DType::F32, beta);
+  CHECK(fallback.attention_kernel() == AttentionKernel::Tiled);
+  check_against_reference(random_stream(odd, 21, 9), options_with(8), DType::F16);
 }
 
 TEST_CASE_METHOD(GpuTest, "layer matches the reference for a value dim that differs from the head dim", "[gpu][layer]") {

@@ -5,6 +5,8 @@
 
 #include "infini/error.hpp"
 #include "ops/rope_table.hpp"
+#include "spirv/attention_rows_v16.h"
+#include "spirv/attention_rows_v32.h"
 #include "spirv/attention_segment_v16.h"
 #include "spirv/attention_segment_v32.h"
 #include "spirv/memory_read_delta_f16.h"
@@ -40,6 +42,8 @@ struct MemoryUpdatePush {
 
 // The attention kernel's tiles (specialization constants 0..5 of attention_segment.comp).
 constexpr uint32_t kAttnWorkgroup = 128, kAttnRows = 32, kAttnKeys = 32, kAttnDimChunk = 32, kAttnValueChunk = 64;
+// attention_rows.comp: query rows per invocation (registers hold R rows of Q and of the output).
+constexpr uint32_t kRowsPerInvocation = 4;
 constexpr uint32_t kMaxHeadDim = 256;  // memory_read.comp keeps sigma(X) rows of at most this many dims
 
 constexpr uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
@@ -75,7 +79,7 @@ vk::Buffer make_rope_table(vk::Device& device, const rope::RopeFrequencies& freq
 }  // namespace
 
 InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options,
-                                           DType input, std::span<const float> beta)
+                                           DType input, std::span<const float> beta, AttentionKernel kernel)
     : device_(device),
       shape_((check_shape(shape, options, beta.size()), shape)),
       options_(options),
@@ -104,14 +108,33 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
   auto& pipelines = device.pipelines();
   rope_ = &pipelines.get(f16 ? vk::KernelSource{"rope_f16", spirv::rope_f16, 3, sizeof(RopePush)}
                              : vk::KernelSource{"rope_f32", spirv::rope_f32, 3, sizeof(RopePush)});
-  const uint32_t cg = kAttnWorkgroup / kAttnRows;
-  const uint32_t attn_spec[] = {kAttnWorkgroup, kAttnRows, kAttnKeys, kAttnDimChunk, kAttnValueChunk,
-                                ceil_div(uint32_t(shape.value_dim), cg)};
-  attention_rows_ = kAttnRows;
-  attention_ = &pipelines.get(
-      f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 4, sizeof(AttentionPush)}
-          : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 4, sizeof(AttentionPush)},
-      attn_spec);
+  const bool rows_fit = shape.head_dim % 4 == 0 && shape.value_dim % 4 == 0;
+  if (kernel == AttentionKernel::Rows && !rows_fit)
+    throw Error("infini attention: the rows kernel needs D and Dv to be multiples of 4, got D = " +
+                std::to_string(shape.head_dim) + ", Dv = " + std::to_string(shape.value_dim));
+  if (kernel == AttentionKernel::Auto)
+    kernel = device.caps().is_software() && rows_fit ? AttentionKernel::Rows : AttentionKernel::Tiled;
+  kernel_ = kernel;
+  if (kernel == AttentionKernel::Rows) {
+    // One SIMD register's worth of invocations: more would only run one after another.
+    const uint32_t sg = device.caps().subgroup_size;
+    const uint32_t lanes = sg >= 4 && sg <= 16 ? sg : 8;
+    const uint32_t spec[] = {lanes, kRowsPerInvocation, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
+    attention_rows_ = lanes * kRowsPerInvocation;
+    attention_ = &pipelines.get(
+        f16 ? vk::KernelSource{"attention_rows_v16", spirv::attention_rows_v16, 4, sizeof(AttentionPush)}
+            : vk::KernelSource{"attention_rows_v32", spirv::attention_rows_v32, 4, sizeof(AttentionPush)},
+        spec);
+  } else {
+    const uint32_t cg = kAttnWorkgroup / kAttnRows;
+    const uint32_t attn_spec[] = {kAttnWorkgroup, kAttnRows, kAttnKeys, kAttnDimChunk, kAttnValueChunk,
+                                  ceil_div(uint32_t(shape.value_dim), cg)};
+    attention_rows_ = kAttnRows;
+    attention_ = &pipelines.get(
+        f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 4, sizeof(AttentionPush)}
+            : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 4, sizeof(AttentionPush)},
+        attn_spec);
+  }
   gate_ = &pipelines.get(
       f16 ? vk::KernelSource{"memory_read_gate_f16", spirv::memory_read_gate_f16, 5, sizeof(MemoryReadPush)}
           : vk::KernelSource{"memory_read_gate_f32", spirv::memory_read_gate_f32, 5, sizeof(MemoryReadPush)});

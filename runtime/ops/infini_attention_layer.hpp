@@ -25,12 +25,18 @@ struct TokenRows {
   uint32_t token0 = 0;
 };
 
+// Which causal-attention kernel runs. Tiled (attention_segment.comp) shares tiles through shared
+// memory, as GPUs like; Rows (attention_rows.comp) keeps whole rows in registers and touches no
+// shared memory, as CPU drivers like. Auto picks Rows on CPU devices when D and Dv are multiples
+// of 4, else Tiled. Both give the same result up to summation order.
+enum class AttentionKernel { Auto, Tiled, Rows };
+
 class InfiniAttentionLayer {
  public:
   // `input` is the storage type of Q, K and V. Throws infini::Error on shapes or options that
   // do not fit (Hq % Hkv, head dims, RoPE settings, device limits).
   InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options, DType input,
-                       std::span<const float> beta);
+                       std::span<const float> beta, AttentionKernel kernel = AttentionKernel::Auto);
   ~InfiniAttentionLayer();
 
   // Records `tokens` tokens (at most segment_room()) of Q [.][Hq][D], K [.][Hkv][D],
@@ -51,6 +57,7 @@ class InfiniAttentionLayer {
   const vk::Buffer& norm() const noexcept { return z_; }    // z [Hkv][D] f32
   const AttentionShape& shape() const noexcept { return shape_; }
   DType input_type() const noexcept { return input_; }
+  AttentionKernel attention_kernel() const noexcept { return kernel_; }
 
  private:
   void record_memory_write(vk::CommandStream& stream, uint32_t tokens);
@@ -74,7 +81,8 @@ class InfiniAttentionLayer {
   const vk::Pipeline* gate_;
   const vk::Pipeline* delta_;
   const vk::Pipeline* update_;
-  uint32_t attention_rows_ = 0;
+  AttentionKernel kernel_ = AttentionKernel::Tiled;
+  uint32_t attention_rows_ = 0;  // query rows per workgroup of the chosen kernel
 };
 
 }  // namespace infini::ops
