@@ -11,7 +11,8 @@ namespace infini::model {
 namespace {
 
 constexpr std::string_view kSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
-constexpr size_t kNone = std::numeric_limits<size_t>::max();
+// Merge state uses 32-bit positions: half the memory of size_t on the megabyte texts it sees.
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
 // Length of the well-formed UTF-8 sequence at s[i], or 1 when s[i] does not start one, so that an
 // invalid byte becomes a symbol of its own (Unicode Table 3-7).
@@ -78,14 +79,14 @@ void check_special_id(int32_t id, size_t n, const char* what) {
 
 // A text symbol in the merge list: a byte range of the escaped fragment; length 0 once merged away.
 struct Symbol {
-  size_t prev, next, offset, length;
+  uint32_t prev, next, offset, length;
 };
 
 // A candidate merge of symbols[left] and the symbol after it, valid while both still have the
 // lengths they had when it was queued (merging only ever grows a symbol or empties it).
 struct Bigram {
   float score;
-  size_t left, right, length;
+  uint32_t left, right, length;
 };
 
 // Highest score on top; equal scores: leftmost pair on top.
@@ -253,13 +254,15 @@ std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool add_bos, b
 }
 
 void SpmTokenizer::encode_fragment(std::string_view s, std::vector<int32_t>& out) const {
+  if (s.size() >= kNone)
+    throw Error("text of " + std::to_string(s.size()) + " bytes between special tokens is too long (4 GiB max)");
   // A doubly linked list of symbols, one per UTF-8 character to begin with.
   std::vector<Symbol> symbols;
   symbols.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
     const size_t len = utf8_length(s, i);
-    const size_t index = symbols.size();
-    symbols.push_back({index == 0 ? kNone : index - 1, kNone, i, len});
+    const auto index = uint32_t(symbols.size());
+    symbols.push_back({index == 0 ? kNone : index - 1, kNone, uint32_t(i), uint32_t(len)});
     if (index > 0) symbols[index - 1].next = index;
     i += len;
   }
@@ -267,14 +270,14 @@ void SpmTokenizer::encode_fragment(std::string_view s, std::vector<int32_t>& out
   std::vector<Bigram> storage;
   storage.reserve(symbols.size());
   std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue(BigramOrder{}, std::move(storage));
-  const auto try_pair = [&](size_t left, size_t right) {
+  const auto try_pair = [&](uint32_t left, uint32_t right) {
     if (left == kNone || right == kNone) return;
-    const size_t length = symbols[left].length + symbols[right].length;
+    const uint32_t length = symbols[left].length + symbols[right].length;
     if (length > max_token_bytes_) return;
     const int32_t id = find(s.substr(symbols[left].offset, length));
     if (id >= 0) queue.push({scores_[size_t(id)], left, right, length});
   };
-  for (size_t i = 1; i < symbols.size(); ++i) try_pair(i - 1, i);
+  for (uint32_t i = 1; i < symbols.size(); ++i) try_pair(i - 1, i);
 
   while (!queue.empty()) {
     const Bigram top = queue.top();
@@ -291,7 +294,7 @@ void SpmTokenizer::encode_fragment(std::string_view s, std::vector<int32_t>& out
     try_pair(top.left, left.next);
   }
 
-  for (size_t i = symbols.empty() ? kNone : 0; i != kNone; i = symbols[i].next)
+  for (uint32_t i = symbols.empty() ? kNone : 0; i != kNone; i = symbols[i].next)
     emit_symbol(s.substr(symbols[i].offset, symbols[i].length), out);
 }
 
