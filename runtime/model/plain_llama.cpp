@@ -121,11 +121,10 @@ std::vector<double> plain_llama_logits(const LlamaWeights& weights, std::span<co
   const int64_t T = static_cast<int64_t>(tokens.size());
   if (T == 0) return {};
 
-  const Vec embd = widen_all(weights.token_embd);
+  // Embedding lookup: row `id` of token_embd, widened alone (the table can be large).
   const size_t E = sz(c.embd);
   Vec hidden(sz(T) * E);
-  for (size_t t = 0; t < sz(T); ++t)
-    std::copy_n(embd.begin() + static_cast<std::ptrdiff_t>(sz(tokens[t]) * E), E, hidden.begin() + static_cast<std::ptrdiff_t>(t * E));
+  for (size_t t = 0; t < sz(T); ++t) widen(weights.token_embd, int64_t{tokens[t]} * c.embd, c.embd, &hidden[t * E]);
 
   const RopeTables rope = rope_tables(c.rope, c.head_dim, T);
   for (const LlamaLayerWeights& layer : weights.layers) {
