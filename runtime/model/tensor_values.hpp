@@ -1,0 +1,27 @@
+#pragma once
+// Reading weight tensors on the host for the CPU references: shape checks and widening of f32 or
+// f16 storage to double. memcpy is used for every element, so views into a memory-mapped file
+// need no particular alignment.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/llama_weights.hpp"
+
+namespace infini::model {
+
+std::size_t tensor_type_bytes(TensorType type);
+const char* tensor_type_name(TensorType type) noexcept;
+
+// Throws infini::Error (one line naming the tensor) unless t has exactly `shape` (ggml order) and
+// holds shape-product elements of its type.
+void check_tensor(const TensorView& t, const std::vector<int64_t>& shape);
+
+// Elements [first, first + count) of t in storage order, widened to double into out[0..count).
+void widen(const TensorView& t, int64_t first, int64_t count, double* out);
+
+// All elements of t, widened to double.
+std::vector<double> widen_all(const TensorView& t);
+
+}  // namespace infini::model
