@@ -1,0 +1,192 @@
+#include "model/llama_runner.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "infini/error.hpp"
+#include "model/llama_weights_check.hpp"
+#include "model/tensor_values.hpp"
+#include "ops/elementwise.hpp"
+#include "ops/embedding.hpp"
+#include "ops/matmul.hpp"
+#include "ops/rms_norm.hpp"
+#include "vk/command_stream.hpp"
+#include "vk/device.hpp"
+#include "vk/transfer.hpp"
+
+namespace infini::model {
+namespace {
+
+DType dtype_of(const TensorView& t) { return t.type == TensorType::F16 ? DType::F16 : DType::F32; }
+
+// Weights are stored on the device exactly as in the file (f32 or packed f16).
+vk::Buffer upload_raw(vk::Device& device, const TensorView& t) {
+  const uint64_t bytes = std::max<uint64_t>(4, (t.data.size() + 3) / 4 * 4);
+  vk::Buffer b(device, bytes, vk::MemoryUse::DeviceLocal, t.name);
+  vk::upload(b, 0, t.data.data(), t.data.size());
+  return b;
+}
+
+// Norm weights are small and read as f32 by the kernels.
+vk::Buffer upload_f32(vk::Device& device, const TensorView& t) {
+  const std::vector<double> wide = widen_all(t);
+  const std::vector<float> values(wide.begin(), wide.end());
+  vk::Buffer b(device, values.size() * 4, vk::MemoryUse::DeviceLocal, t.name);
+  vk::upload(b, std::span<const float>(values));
+  return b;
+}
+
+vk::BufferRange whole(const vk::Buffer& b) { return vk::BufferRange::whole(b); }
+
+vk::Buffer scratch(vk::Device& device, uint64_t floats, const char* label) {
+  return vk::Buffer(device, std::max<uint64_t>(floats, 1) * 4, vk::MemoryUse::DeviceLocal, label);
+}
+
+}  // namespace
+
+struct LlamaRunner::Kernels {
+  ops::Embedding embed;
+  ops::RmsNorm norm;
+  ops::Elementwise add, swiglu;
+  Kernels(vk::Device& d, DType embd)
+      : embed(d, embd), norm(d), add(d, ops::ElementwiseOp::Add), swiglu(d, ops::ElementwiseOp::SwiGlu) {}
+};
+
+struct LlamaRunner::Scratch {
+  vk::Buffer ids, x, h, q, k, v, attn, ffn_gate, ffn_up, logits;
+  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p)
+      : ids(scratch(d, p, "token ids")),
+        x(scratch(d, p * c.embd, "hidden x")),
+        h(scratch(d, p * c.embd, "normed h")),
+        q(scratch(d, p * c.heads * c.head_dim, "q")),
+        k(scratch(d, p * c.heads_kv * c.head_dim, "k")),
+        v(scratch(d, p * c.heads_kv * c.head_dim, "v")),
+        attn(scratch(d, p * c.heads * c.head_dim, "attention out")),
+        ffn_gate(scratch(d, p * c.ffn, "ffn gate")),
+        ffn_up(scratch(d, p * c.ffn, "ffn up")),
+        logits(scratch(d, p * c.vocab, "logits")) {}
+};
+
+struct LlamaRunner::Layer {
+  vk::Buffer attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;
+  ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
+  std::unique_ptr<ops::InfiniAttentionLayer> attention;
+
+  Layer(vk::Device& d, const LlamaLayerWeights& w)
+      : attn_norm(upload_f32(d, w.attn_norm)),
+        wq(upload_raw(d, w.wq)), wk(upload_raw(d, w.wk)), wv(upload_raw(d, w.wv)), wo(upload_raw(d, w.wo)),
+        ffn_norm(upload_f32(d, w.ffn_norm)),
+        w_gate(upload_raw(d, w.ffn_gate)), w_up(upload_raw(d, w.ffn_up)), w_down(upload_raw(d, w.ffn_down)),
+        mm_q(d, DType::F32, dtype_of(w.wq)), mm_k(d, DType::F32, dtype_of(w.wk)), mm_v(d, DType::F32, dtype_of(w.wv)),
+        mm_o(d, DType::F32, dtype_of(w.wo)), mm_gate(d, DType::F32, dtype_of(w.ffn_gate)),
+        mm_up(d, DType::F32, dtype_of(w.ffn_up)), mm_down(d, DType::F32, dtype_of(w.ffn_down)) {}
+};
+
+LlamaRunner::LlamaRunner(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options)
+    : device_(device),
+      config_((check_llama_weights(weights), weights.config)),
+      options_(options),
+      token_embd_(upload_raw(device, weights.token_embd)),
+      output_norm_(upload_f32(device, weights.output_norm)),
+      embd_type_(dtype_of(weights.token_embd)),
+      output_type_(dtype_of(weights.output)) {
+  if (options.max_piece < 1) throw Error("model: max_piece must be >= 1");
+  options_.infini.rope = config_.rope;
+  const LlamaConfig& c = config_;
+  const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
+  kernels_ = std::make_unique<Kernels>(device, embd_type_);
+  const bool tied = weights.output.data.data() == weights.token_embd.data.data();
+  if (!tied) output_ = std::make_unique<vk::Buffer>(upload_raw(device, weights.output));
+
+  layers_.reserve(weights.layers.size());
+  for (size_t i = 0; i < weights.layers.size(); ++i) {
+    const LlamaLayerWeights& w = weights.layers[i];
+    std::vector<float> beta(size_t(c.heads), 0.0f);
+    if (w.mem_gate) {
+      const std::vector<double> b = widen_all(*w.mem_gate);
+      std::copy(b.begin(), b.end(), beta.begin());
+    }
+    Layer& layer = layers_.emplace_back(device, w);
+    layer.attention = std::make_unique<ops::InfiniAttentionLayer>(device, shape, options_.infini, DType::F32, beta,
+                                                                  options.kernel);
+  }
+
+  scratch_ = std::make_unique<Scratch>(device, c, options.max_piece);
+}
+
+LlamaRunner::~LlamaRunner() = default;
+
+void LlamaRunner::reset() {
+  vk::CommandStream stream(device_);
+  stream.begin();
+  for (Layer& l : layers_) l.attention->record_reset(stream);
+  stream.end();
+  stream.submit_and_wait();
+  tokens_seen_ = 0;
+}
+
+std::vector<float> LlamaRunner::forward(std::span<const int32_t> tokens, bool all_logits) {
+  if (tokens.empty()) throw Error("model: no tokens to feed");
+  for (int32_t t : tokens)
+    if (t < 0 || t >= config_.vocab)
+      throw Error("model: token id " + std::to_string(t) + " is outside the vocabulary of " +
+                  std::to_string(config_.vocab));
+  const size_t vocab = size_t(config_.vocab);
+  std::vector<float> logits(all_logits ? tokens.size() * vocab : vocab);
+  size_t done = 0;
+  while (done < tokens.size()) {
+    // A piece never crosses a segment boundary: every layer's open segment has the same room.
+    const size_t room = layers_.empty() ? tokens.size() : layers_.front().attention->segment_room();
+    const size_t piece = std::min({tokens.size() - done, room, size_t(options_.max_piece)});
+    const bool last = done + piece == tokens.size();
+    float* out = all_logits ? logits.data() + done * vocab : (last ? logits.data() : nullptr);
+    run_piece(tokens.subspan(done, piece), all_logits, out);
+    done += piece;
+  }
+  return logits;
+}
+
+void LlamaRunner::run_piece(std::span<const int32_t> tokens, bool all_logits, float* logits) {
+  const LlamaConfig& c = config_;
+  const uint32_t n = uint32_t(tokens.size());
+  const uint32_t e = uint32_t(c.embd), qd = uint32_t(c.heads * c.head_dim), kvd = uint32_t(c.heads_kv * c.head_dim),
+                 f = uint32_t(c.ffn), vocab = uint32_t(c.vocab);
+  const float eps = float(c.rms_eps);
+  Scratch& s = *scratch_;
+  vk::upload(s.ids, 0, tokens.data(), tokens.size_bytes());
+
+  vk::CommandStream stream(device_);
+  stream.begin();
+  const Kernels& k = *kernels_;
+  k.embed.record(stream, whole(s.ids), whole(token_embd_), whole(s.x), n, e);
+  for (Layer& l : layers_) {
+    k.norm.record(stream, whole(s.x), whole(l.attn_norm), whole(s.h), n, e, eps);
+    l.mm_q.record(stream, {n, qd, e, whole(s.h), whole(l.wq), whole(s.q)});
+    l.mm_k.record(stream, {n, kvd, e, whole(s.h), whole(l.wk), whole(s.k)});
+    l.mm_v.record(stream, {n, kvd, e, whole(s.h), whole(l.wv), whole(s.v)});
+    l.attention->record(stream, {&s.q, 0}, {&s.k, 0}, {&s.v, 0}, s.attn, n);
+    l.mm_o.record(stream, {n, e, qd, whole(s.attn), whole(l.wo), whole(s.h)});
+    k.add.record(stream, whole(s.x), whole(s.h), n * e);
+    k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);
+    l.mm_gate.record(stream, {n, f, e, whole(s.h), whole(l.w_gate), whole(s.ffn_gate)});
+    l.mm_up.record(stream, {n, f, e, whole(s.h), whole(l.w_up), whole(s.ffn_up)});
+    k.swiglu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
+    l.mm_down.record(stream, {n, e, f, whole(s.ffn_gate), whole(l.w_down), whole(s.h)});
+    k.add.record(stream, whole(s.x), whole(s.h), n * e);
+  }
+  // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
+  const uint32_t rows = all_logits ? n : (logits ? 1u : 0u);
+  if (rows) {
+    k.norm.record(stream, whole(s.x), whole(output_norm_), whole(s.h), n, e, eps);
+    const vk::Buffer& w = output_ ? *output_ : token_embd_;
+    ops::MatmulArgs args{rows, vocab, e, whole(s.h), whole(w), whole(s.logits)};
+    args.a_offset = (n - rows) * e;
+    ops::Matmul(device_, DType::F32, output_ ? output_type_ : embd_type_).record(stream, args);
+  }
+  stream.end();
+  stream.submit_and_wait();
+  tokens_seen_ += n;
+  if (rows) vk::download(s.logits, 0, logits, uint64_t(rows) * vocab * 4);
+}
+
+}  // namespace infini::model

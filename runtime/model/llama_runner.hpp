@@ -1,0 +1,66 @@
+#pragma once
+// A Llama-family model on the device, its attention layers Infini-attention layers: the forward
+// pass of DESIGN.md section 2 (embedding, RMSNorm, Q/K/V projections, InfiniAttentionLayer, output
+// projection, SwiGLU feed-forward, final norm, logits). Weights are uploaded once. Tokens are fed
+// in pieces that never cross a segment boundary, so prefill of T tokens and any split of the same
+// tokens (down to one at a time) give the same logits. Device memory depends on the model, the
+// segment length and the piece size, never on how many tokens have been fed.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "infini/attention_options.hpp"
+#include "model/llama_weights.hpp"
+#include "ops/infini_attention_layer.hpp"
+#include "vk/buffer.hpp"
+
+namespace infini::vk {
+class Device;
+}
+
+namespace infini::model {
+
+struct RunnerOptions {
+  InfiniOptions infini;          // segment, update rule, conventions, memory on/off (rope: the model's)
+  uint32_t max_piece = 256;      // most tokens recorded in one submission (bounds scratch memory)
+  ops::AttentionKernel kernel = ops::AttentionKernel::Auto;
+};
+
+class LlamaRunner {
+ public:
+  // Checks the weights (check_llama_weights) and uploads them. The host views may be released
+  // afterwards. Throws infini::Error on a bad model or a device limit.
+  LlamaRunner(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options);
+  ~LlamaRunner();
+
+  // Feeds the next tokens of the stream. Returns logits [tokens.size()][vocab] when all_logits,
+  // else those of the last token only ([vocab]). A token id outside the vocabulary throws before
+  // anything is fed.
+  std::vector<float> forward(std::span<const int32_t> tokens, bool all_logits);
+  // Back to the start of a stream (memory, open segments, token count).
+  void reset();
+
+  int64_t tokens_seen() const noexcept { return tokens_seen_; }
+  const LlamaConfig& config() const noexcept { return config_; }
+  const RunnerOptions& options() const noexcept { return options_; }
+
+ private:
+  struct Layer;
+  struct Kernels;
+  struct Scratch;
+  void run_piece(std::span<const int32_t> tokens, bool all_logits, float* logits);
+
+  vk::Device& device_;
+  LlamaConfig config_;
+  RunnerOptions options_;
+  std::unique_ptr<Kernels> kernels_;
+  std::vector<Layer> layers_;
+  vk::Buffer token_embd_, output_norm_;
+  std::unique_ptr<vk::Buffer> output_;  // null when tied to token_embd
+  DType embd_type_, output_type_;
+  std::unique_ptr<Scratch> scratch_;  // activations of one piece of at most max_piece tokens
+  int64_t tokens_seen_ = 0;
+};
+
+}  // namespace infini::model

@@ -1,0 +1,27 @@
+#pragma once
+// Token embedding lookup on the device: rows of an f32 or f16 table gathered into f32 rows.
+#include <cstdint>
+
+#include "util/dtype.hpp"
+#include "vk/command_stream.hpp"
+
+namespace infini::vk {
+class Device;
+struct Pipeline;
+}  // namespace infini::vk
+
+namespace infini::ops {
+
+class Embedding {
+ public:
+  Embedding(vk::Device& device, DType table);
+  // out[t][:] = table[ids[t]][:] for t < tokens; ids are uint32 already checked against the vocab.
+  void record(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
+              const vk::BufferRange& out, uint32_t tokens, uint32_t dim) const;
+
+ private:
+  vk::Device& device_;
+  const vk::Pipeline* pipeline_;
+};
+
+}  // namespace infini::ops

@@ -1,0 +1,24 @@
+#version 450
+// Token embedding: out[t][:] = table[ids[t]][:] as f32. Ids were range-checked on the host.
+//! variant f32
+//! variant f16 -DTABLE_F16
+#extension GL_GOOGLE_include_directive : require
+#include "common/storage.glsl"
+
+layout(local_size_x = 256) in;
+layout(push_constant) uniform Params { uint tokens, dim; } p;
+
+layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
+#ifdef TABLE_F16
+DECLARE_F16_INPUT(1, Table)
+#else
+DECLARE_F32_INPUT(1, Table)
+#endif
+layout(std430, binding = 2) writeonly buffer Out { float out_data[]; };
+
+void main() {
+  const uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+  if (i >= p.tokens * p.dim) return;
+  const uint t = i / p.dim, c = i % p.dim;
+  out_data[i] = load_Table(ids[t] * p.dim + c);
+}

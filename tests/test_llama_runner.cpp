@@ -1,0 +1,101 @@
+// The device model runner against the float64 references: with memory off and one segment it is
+// a plain Llama (plain_llama_logits, written independently); with memory on and several segments
+// it is LlamaReference. Prefill equals token-by-token decode, reset starts a fresh stream.
+#include <span>
+#include <vector>
+
+#include "gpu_fixture.hpp"
+#include "infini/error.hpp"
+#include "model/llama_reference.hpp"
+#include "model/llama_runner.hpp"
+#include "model/plain_llama.hpp"
+#include "tiny_llama.hpp"
+#include "util/nmse.hpp"
+
+namespace infini::test {
+namespace {
+
+using model::LlamaRunner;
+using model::RunnerOptions;
+using model::TensorType;
+using testing::TinyLlama;
+using testing::TinyLlamaSpec;
+
+const std::vector<int32_t> kTokens = {3, 17, 42, 0, 49, 8, 8, 21, 33, 5, 12, 40, 7, 19, 2, 44, 30};  // T = 17
+
+double tolerance(TensorType t) { return t == TensorType::F16 ? 1e-4 : 1e-5; }
+
+double err(const std::vector<float>& got, const std::vector<double>& want) {
+  return nmse(std::span<const float>(got), std::span<const double>(want));
+}
+
+RunnerOptions runner_options(int64_t segment, bool memory, uint32_t max_piece = 256) {
+  RunnerOptions o;
+  o.infini.segment = segment;
+  o.infini.memory = memory;
+  o.max_piece = max_piece;
+  return o;
+}
+
+TinyLlamaSpec spec_for(TensorType type, bool tied, int heads_kv) {
+  TinyLlamaSpec s;
+  s.type = type;
+  s.tied = tied;
+  s.heads_kv = heads_kv;
+  s.seed = uint64_t(heads_kv) * 7 + (tied ? 3 : 1);
+  return s;
+}
+
+TEST_CASE_METHOD(GpuTest, "model runner with memory off and one segment is a plain Llama", "[gpu][model]") {
+  const TensorType type = GENERATE(TensorType::F32, TensorType::F16);
+  const bool tied = GENERATE(false, true);
+  const int heads_kv = GENERATE(2, 4);
+  INFO((type == TensorType::F16 ? "f16" : "f32") << " tied " << tied << " Hkv " << heads_kv);
+  TinyLlama tiny(spec_for(type, tied, heads_kv));
+  const std::vector<double> want = model::plain_llama_logits(tiny.weights, kTokens);
+  LlamaRunner runner(dev(), tiny.weights, runner_options(64, false));
+  CHECK(err(runner.forward(kTokens, true), want) <= tolerance(type));
+}
+
+TEST_CASE_METHOD(GpuTest, "model runner with memory on matches the reference layer by layer", "[gpu][model]") {
+  const TensorType type = GENERATE(TensorType::F32, TensorType::F16);
+  const UpdateRule update = GENERATE(UpdateRule::Delta, UpdateRule::Linear);
+  INFO((type == TensorType::F16 ? "f16" : "f32") << (update == UpdateRule::Delta ? " delta" : " linear"));
+  TinyLlama tiny(spec_for(type, false, 2));
+  RunnerOptions o = runner_options(5, true, 3);  // pieces of 3 inside segments of 5: both boundaries exercised
+  o.infini.update = update;
+  model::LlamaReference reference(tiny.weights, o.infini);
+  const std::vector<double> want = reference.prefill(kTokens);
+  LlamaRunner runner(dev(), tiny.weights, o);
+  CHECK(err(runner.forward(kTokens, true), want) <= tolerance(type));
+  CHECK(runner.tokens_seen() == int64_t(kTokens.size()));
+}
+
+TEST_CASE_METHOD(GpuTest, "model runner: prefill equals token-by-token decode, and reset starts over", "[gpu][model]") {
+  TinyLlama tiny(spec_for(TensorType::F32, false, 2));
+  LlamaRunner runner(dev(), tiny.weights, runner_options(4, true));
+  const std::vector<float> prefill = runner.forward(kTokens, true);
+  runner.reset();
+  CHECK(runner.tokens_seen() == 0);
+  std::vector<float> decoded;
+  for (int32_t t : kTokens) {
+    const std::vector<float> row = runner.forward(std::span<const int32_t>(&t, 1), false);
+    decoded.insert(decoded.end(), row.begin(), row.end());
+  }
+  CHECK(nmse(std::span<const float>(decoded), std::span<const float>(prefill)) <= 1e-10);
+  runner.reset();
+  const std::vector<float> last = runner.forward(kTokens, false);
+  const size_t vocab = size_t(tiny.weights.config.vocab);
+  CHECK(nmse(std::span<const float>(last), std::span<const float>(prefill).subspan(prefill.size() - vocab)) <= 1e-12);
+}
+
+TEST_CASE_METHOD(GpuTest, "model runner rejects token ids outside the vocabulary before feeding", "[gpu][model]") {
+  TinyLlama tiny(spec_for(TensorType::F32, false, 2));
+  LlamaRunner runner(dev(), tiny.weights, runner_options(8, true));
+  const std::vector<int32_t> bad = {1, 2, 50};
+  CHECK_THROWS_WITH(runner.forward(bad, false), Catch::Contains("token id 50") && Catch::Contains("vocabulary of 50"));
+  CHECK(runner.tokens_seen() == 0);
+}
+
+}  // namespace
+}  // namespace infini::test
