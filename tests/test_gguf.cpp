@@ -298,6 +298,12 @@ TEST_CASE("gguf: hostile and corrupted files are rejected with the reason", "[gg
     }
     CHECK_NOTHROW(GgufFile(std::span(valid).first(end), "T.gguf"));  // trailing padding is optional
   }
+  SECTION("counts that fit the file but exceed the table limits") {
+    Bytes b = valid;
+    b.resize(b.size() + (33u << 20));  // room for 2^20 + 1 minimal tensor infos
+    poke<uint64_t>(b, 8, (1u << 20) + 1);
+    require_rejected(b, "tensor count 1048577 exceeds the limit of 1048576");
+  }
   SECTION("general.alignment not a power of two") {
     GgufWriter w = small_writer();
     w.set_u32("general.alignment", 48);

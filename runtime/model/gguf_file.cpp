@@ -23,7 +23,11 @@ namespace {
 
 constexpr uint64_t kMaxKeyLength = 65535;         // the GGUF spec's limit
 constexpr uint64_t kMaxTensorNameLength = 1024;   // ggml itself stops at 63
-constexpr std::size_t kMaxQuoted = 64;            // longest name echoed in a message
+constexpr std::size_t kMaxQuoted = 64;
+// Real models have a few hundred keys and at most tens of thousands of tensors. The caps bound
+// the memory of the parsed tables (~100 bytes an entry) whatever the size of the file.
+constexpr uint64_t kMaxKeyValues = uint64_t(1) << 20;
+constexpr uint64_t kMaxTensors = uint64_t(1) << 20;            // longest name echoed in a message
 constexpr uint64_t kMinKeyValueBytes = 8 + 1 + 4 + 1;             // key length, 1 char, type, u8
 constexpr uint64_t kMinTensorInfoBytes = 8 + 1 + 4 + 8 + 4 + 8;   // name, n_dims, ne[0], type, offset
 
@@ -162,6 +166,11 @@ void GgufFile::parse() {
   if (tensor_count > (c.remaining() - kv_count * kMinKeyValueBytes) / kMinTensorInfoBytes)
     p.fail("tensor count " + std::to_string(tensor_count) + " cannot fit in the " + std::to_string(c.remaining()) +
            " bytes after the header");
+
+  if (kv_count > kMaxKeyValues)
+    p.fail("metadata count " + std::to_string(kv_count) + " exceeds the limit of " + std::to_string(kMaxKeyValues));
+  if (tensor_count > kMaxTensors)
+    p.fail("tensor count " + std::to_string(tensor_count) + " exceeds the limit of " + std::to_string(kMaxTensors));
 
   // ---- metadata ----
   metadata_.reserve(static_cast<std::size_t>(kv_count));
