@@ -1,0 +1,33 @@
+// A value is non-finite exactly when its exponent bits are all ones, in f32 and f16 alike, so
+// the scan compares bit patterns and never converts (fast, and exact for every payload).
+#include "model/weight_scan.hpp"
+
+#include <cstring>
+
+namespace infini::model {
+
+namespace {
+
+template <typename Bits>
+NonFiniteCount scan(const TensorView& t, Bits exponent_mask) {
+  NonFiniteCount r;
+  const std::size_t n = t.data.size() / sizeof(Bits);
+  for (std::size_t i = 0; i < n; ++i) {
+    Bits b;
+    std::memcpy(&b, t.data.data() + i * sizeof(Bits), sizeof b);
+    if ((b & exponent_mask) == exponent_mask) {
+      if (r.count == 0) r.first = i;
+      ++r.count;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+NonFiniteCount count_non_finite(const TensorView& t) {
+  if (t.type == TensorType::F16) return scan<uint16_t>(t, 0x7c00u);
+  return scan<uint32_t>(t, 0x7f800000u);
+}
+
+}  // namespace infini::model
