@@ -6,9 +6,12 @@
 
 #include "gpu_fixture.hpp"
 #include "infini/error.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_loader.hpp"
 #include "model/llama_reference.hpp"
 #include "model/llama_runner.hpp"
 #include "model/plain_llama.hpp"
+#include "model/random_llama.hpp"
 #include "tiny_llama.hpp"
 #include "util/nmse.hpp"
 
@@ -95,6 +98,37 @@ TEST_CASE_METHOD(GpuTest, "model runner rejects token ids outside the vocabulary
   const std::vector<int32_t> bad = {1, 2, 50};
   CHECK_THROWS_WITH(runner.forward(bad, false), Catch::Contains("token id 50") && Catch::Contains("vocabulary of 50"));
   CHECK(runner.tokens_seen() == 0);
+}
+
+}  // namespace
+}  // namespace infini::test
+
+namespace infini::test {
+namespace {
+
+// The whole file path: a random GGUF written to bytes, parsed, loaded and run on the device,
+// against the float64 reference fed the same parsed weights.
+TEST_CASE_METHOD(GpuTest, "a random GGUF model runs on the device as the reference says", "[gpu][model][gguf]") {
+  const model::TensorType type = GENERATE(model::TensorType::F32, model::TensorType::F16);
+  model::RandomLlamaOptions ro;
+  ro.vocab = 300;
+  ro.embd = 48;
+  ro.heads = 4;
+  ro.heads_kv = 2;
+  ro.ffn = 80;
+  ro.dtype = type;
+  ro.segment = 6;
+  const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
+  model::GgufFile file(bytes, "random.gguf");
+  const model::LlamaWeights weights = model::load_llama(file);
+  REQUIRE(weights.config.has_infini_keys);
+  RunnerOptions o;
+  o.infini = weights.config.infini;
+  model::LlamaReference reference(weights, o.infini);
+  const std::vector<int32_t> ids = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12};
+  const std::vector<double> want = reference.prefill(ids);
+  model::LlamaRunner runner(dev(), weights, o);
+  CHECK(err(runner.forward(ids, true), want) <= tolerance(type));
 }
 
 }  // namespace

@@ -1,0 +1,38 @@
+#pragma once
+// Options shared by the subcommands that run a GGUF model (eval, run, bench): which file, which
+// device, and how the stream is cut and remembered. Opening resolves them against the file's own
+// Infini-attention keys: a file with them runs with memory on and its segment length; a plain
+// Llama file runs with memory off and segments of 2048 tokens unless told otherwise.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "infini/context.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_runner.hpp"
+#include "model/llama_weights.hpp"
+
+namespace infini::cli {
+
+struct ModelArgs {
+  std::string model;
+  std::string device;
+  int64_t segment = 0;          // 0: the file's infini.segment_length, else 2048
+  std::string memory = "auto";  // on | off | auto (on when the file has the Infini keys)
+  uint32_t max_piece = 256;
+};
+
+void add_model_options(CLI::App& app, ModelArgs& args);
+
+// Everything a model run needs, alive together (the weights point into the mapped file).
+struct OpenModel {
+  std::unique_ptr<Context> context;
+  std::unique_ptr<model::GgufFile> file;
+  model::LlamaWeights weights;
+  std::unique_ptr<model::LlamaRunner> runner;
+};
+
+// Loads and uploads the model; loader warnings go to stderr, one line each.
+OpenModel open_model(const ModelArgs& args);
+
+}  // namespace infini::cli
