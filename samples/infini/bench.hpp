@@ -22,6 +22,12 @@ struct BenchOptions {
   std::vector<int64_t> tokens{65536};
   int64_t segment = 2048;
   int heads_q = 16, heads_kv = 4, head_dim = 128;
+  // model: a GGUF file; prefill and decode counts; streams of these lengths (memory on).
+  std::string model;
+  int64_t prefill = 512, decode = 128;
+  std::vector<int64_t> stream_tokens;
+  std::string memory = "auto";
+  int64_t model_segment = 0;  // 0: the file's
 };
 
 struct Stats {

@@ -108,7 +108,7 @@ int run_bench(Args& args) {
 const RegisterCommand registration{
     "bench", "Measure throughput and memory; prints one JSON object per line", [](CLI::App& app) {
       auto args = std::make_shared<Args>();
-      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, matmul, attention)")
+      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, matmul, attention, model)")
           ->capture_default_str();
       app.add_option("--repeat", args->options.repeat, "Timed runs per measurement")
           ->check(CLI::Range(1, 1000))
@@ -123,6 +123,17 @@ const RegisterCommand registration{
       app.add_option("--heads", args->options.heads_q, "attention: query heads")->check(CLI::Range(1, 1024))->capture_default_str();
       app.add_option("--kv-heads", args->options.heads_kv, "attention: key/value heads")->check(CLI::Range(1, 1024))->capture_default_str();
       app.add_option("--head-dim", args->options.head_dim, "attention: head dim")->check(CLI::Range(1, 256))->capture_default_str();
+      app.add_option("--model", args->options.model, "model: GGUF file (see infini make-model)");
+      app.add_option("--prefill", args->options.prefill, "model: prompt tokens to prefill")
+          ->check(CLI::Range(int64_t(1), int64_t(1) << 24))->capture_default_str();
+      app.add_option("--decode", args->options.decode, "model: tokens to decode one at a time")
+          ->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
+      app.add_option("--stream", args->options.stream_tokens, "model: comma-separated stream lengths to time")
+          ->delimiter(',');
+      app.add_option("--memory", args->options.memory, "model: on, off or auto")
+          ->check(CLI::IsMember({"on", "off", "auto"}))->capture_default_str();
+      app.add_option("--model-segment", args->options.model_segment, "model: segment length (0: the file's)")
+          ->check(CLI::Range(int64_t(0), int64_t(1) << 24));
       app.add_option("--device", args->device, "Device index or name substring");
       app.footer("On lavapipe set LP_NUM_THREADS to the number of cores.");
       return [args] { return run_bench(*args); };

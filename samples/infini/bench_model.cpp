@@ -1,0 +1,110 @@
+// `infini bench --workload model --model F.gguf`: a GGUF model on the device. Prefill of
+// --prefill random tokens and decode of --decode tokens one at a time (tokens/s, wall clock,
+// including uploads and logits readback), and, for each --stream length, the tokens/s of a whole
+// stream fed segment by segment with the peak device memory it needed (which must not depend on
+// the length).
+#include <chrono>
+#include <random>
+
+#include "bench.hpp"
+#include "infini/error.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_loader.hpp"
+#include "model/llama_runner.hpp"
+#include "vk/device.hpp"
+
+namespace infini::cli {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void bench_model(BenchRun& run) {
+  const BenchOptions& o = run.options;
+  if (o.model.empty()) throw Error("the model workload needs --model FILE.gguf (infini make-model writes one)");
+  const model::GgufFile file(o.model);
+  const model::LlamaWeights weights = model::load_llama(file);
+  const model::LlamaConfig& c = weights.config;
+  model::RunnerOptions ro;
+  ro.infini = c.has_infini_keys ? c.infini : InfiniOptions{};
+  ro.infini.memory = o.memory == "auto" ? c.has_infini_keys : o.memory == "on";
+  if (o.model_segment > 0) ro.infini.segment = o.model_segment;
+  else if (!c.has_infini_keys) ro.infini.segment = 2048;
+  ro.max_piece = uint32_t(std::min<int64_t>(ro.infini.segment, 512));
+
+  vk::Device& dev = run.device;
+  const uint64_t baseline = dev.allocated_bytes();
+  dev.reset_peak();
+  model::LlamaRunner runner(dev, weights, ro);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int32_t> token(0, int32_t(c.vocab - 1));
+  auto random_tokens = [&](int64_t n) {
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (int32_t& t : ids) t = token(rng);
+    return ids;
+  };
+  nlohmann::json shape{{"vocab", c.vocab}, {"embd", c.embd}, {"layers", c.layers}, {"heads", c.heads},
+                       {"heads_kv", c.heads_kv}, {"ffn", c.ffn}};
+  const nlohmann::json base{{"workload", "model"}, {"model", o.model}, {"shape", shape},
+                            {"segment", ro.infini.segment}, {"memory", ro.infini.memory}};
+
+  std::vector<double> prefill_rate, decode_rate;
+  for (int r = 0; r < o.repeat; ++r) {
+    runner.reset();
+    const std::vector<int32_t> prompt = random_tokens(o.prefill);
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<float> logits = runner.forward(prompt, false);
+    prefill_rate.push_back(double(o.prefill) / seconds_since(t0));
+    if (o.decode > 0) {
+      t0 = std::chrono::steady_clock::now();
+      for (int64_t i = 0; i < o.decode; ++i) {
+        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        logits = runner.forward(std::span<const int32_t>(&next, 1), false);
+      }
+      decode_rate.push_back(double(o.decode) / seconds_since(t0));
+    }
+  }
+  nlohmann::json record = base;
+  const Stats p = stats_of(prefill_rate);
+  record["phase"] = "prefill_decode";
+  record["prefill_tokens"] = o.prefill;
+  record["prefill_tokens_per_s"] = p.median;
+  record["prefill_tokens_per_s_min"] = p.min;
+  record["prefill_tokens_per_s_max"] = p.max;
+  if (!decode_rate.empty()) {
+    const Stats d = stats_of(decode_rate);
+    record["decode_tokens"] = o.decode;
+    record["decode_tokens_per_s"] = d.median;
+    record["decode_tokens_per_s_min"] = d.min;
+    record["decode_tokens_per_s_max"] = d.max;
+  }
+  record["repeats"] = o.repeat;
+  record["model_peak_device_bytes"] = dev.peak_allocated_bytes() - baseline;
+  run.emit(record);
+
+  for (const int64_t tokens : o.stream_tokens) {
+    runner.reset();
+    dev.reset_peak();
+    const std::vector<int32_t> piece = random_tokens(ro.infini.segment);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t done = 0; done < tokens;) {
+      const int64_t n = std::min<int64_t>(tokens - done, ro.infini.segment);
+      runner.forward(std::span<const int32_t>(piece).first(size_t(n)), false);
+      done += n;
+    }
+    const double s = seconds_since(t0);
+    nlohmann::json line = base;
+    line["phase"] = "stream";
+    line["tokens"] = tokens;
+    line["seconds"] = s;
+    line["tokens_per_s"] = double(tokens) / s;
+    line["stream_peak_device_bytes"] = dev.peak_allocated_bytes() - baseline;
+    run.emit(line);
+  }
+}
+
+const RegisterWorkload model_workload{"model", 30, bench_model};
+
+}  // namespace
+}  // namespace infini::cli
