@@ -21,7 +21,8 @@ struct Result {
   size_t guard_violations;
 };
 
-Result run_matmul(uint32_t m, uint32_t n, uint32_t k, DType ta, DType tb, ops::MatmulTiles tiles, uint32_t seed) {
+Result run_matmul(uint32_t m, uint32_t n, uint32_t k, DType ta, DType tb, ops::MatmulTiles tiles, uint32_t seed,
+                  ops::MatmulKernel kernel = ops::MatmulKernel::Tiled) {
   vk::Device& dev = device();
   const auto a = random_floats(size_t(m) * k, seed);
   const auto b = random_floats(size_t(n) * k, seed + 1);
@@ -34,7 +35,7 @@ Result run_matmul(uint32_t m, uint32_t n, uint32_t k, DType ta, DType tb, ops::M
   vk::Buffer dc(dev, c_elems * 4, vk::MemoryUse::DeviceLocal, "C");
   vk::upload(dc, std::span<const uint32_t>(init));
 
-  ops::Matmul matmul(dev, ta, tb, tiles);
+  ops::Matmul matmul(dev, ta, tb, tiles, kernel);
   vk::CommandStream stream(dev);
   stream.begin();
   ops::MatmulArgs args{m, n, k, vk::BufferRange::whole(da), vk::BufferRange::whole(db), vk::BufferRange::whole(dc)};
@@ -73,6 +74,19 @@ TEST_CASE_METHOD(GpuTest, "matmul matches the float64 reference with the guard r
   for (const Shape& s : kShapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << dtype_name(ta) << " B " << dtype_name(tb));
     const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 7 + s.k);
+    CHECK(r.nmse <= 1e-9);
+    CHECK(r.guard_violations == 0);
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "register-blocked matmul matches the float64 reference", "[gpu][matmul]") {
+  const auto [ta, tb] = GENERATE(std::pair{DType::F32, DType::F32}, std::pair{DType::F32, DType::F16},
+                                 std::pair{DType::F16, DType::F16});
+  // One row (the decode block), edges of the 8x8 block, and K not a multiple of 4 (falls back).
+  constexpr Shape shapes[] = {{1, 1, 4}, {1, 37, 128}, {17, 33, 64}, {127, 255, 512}, {9, 70, 12}, {5, 9, 13}};
+  for (const Shape& s : shapes) {
+    INFO(s.m << "x" << s.n << "x" << s.k << " A " << dtype_name(ta) << " B " << dtype_name(tb));
+    const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 3 + s.k, ops::MatmulKernel::Registers);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }

@@ -5,6 +5,9 @@
 #include "spirv/matmul_a16_b16.h"
 #include "spirv/matmul_a32_b16.h"
 #include "spirv/matmul_a32_b32.h"
+#include "spirv/matmul_regs_a16_b16.h"
+#include "spirv/matmul_regs_a32_b16.h"
+#include "spirv/matmul_regs_a32_b32.h"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
@@ -24,6 +27,20 @@ vk::KernelSource kernel_for(DType a, DType b) {
   if (a == DType::F16 && b == DType::F16) return {"matmul_a16_b16", matmul_a16_b16, kBuffers, sizeof(Push)};
   throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
 }
+
+vk::KernelSource regs_kernel_for(DType a, DType b) {
+  using namespace infini::spirv;
+  constexpr uint32_t kBuffers = 3;
+  if (a == DType::F32 && b == DType::F32) return {"matmul_regs_a32_b32", matmul_regs_a32_b32, kBuffers, sizeof(Push)};
+  if (a == DType::F32 && b == DType::F16) return {"matmul_regs_a32_b16", matmul_regs_a32_b16, kBuffers, sizeof(Push)};
+  return {"matmul_regs_a16_b16", matmul_regs_a16_b16, kBuffers, sizeof(Push)};
+}
+
+// matmul_regs.comp blocks: 8x8 for many rows (best of 4x4..16x8 on llvmpipe); 1x8 when there is one row (decode), where each
+// weight is used once anyway and a taller block would only compute clamped copies.
+constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 8;
+
+bool aligned4(uint32_t v) { return v % 4 == 0; }
 
 void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, uint64_t cols, uint64_t ld,
                    uint64_t offset, DType type) {
@@ -47,7 +64,17 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
   return {32, 32, 16, 4, 4};
 }
 
-Matmul::Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles) : a_(a), b_(b) {
+Matmul::Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles, MatmulKernel kernel) : a_(a), b_(b) {
+  if (kernel == MatmulKernel::Auto)
+    kernel = device.caps().is_software() ? MatmulKernel::Registers : MatmulKernel::Tiled;
+  kernel_ = kernel;
+  if (kernel == MatmulKernel::Registers) {
+    (void)kernel_for(a, b);  // same dtype pairs as the tiled kernel
+    const uint32_t block[] = {kRegsLanes, kRegsRows, kRegsCols};
+    const uint32_t row[] = {kRegsLanes, 1, kRegsRowCols};
+    regs_block_ = &device.pipelines().get(regs_kernel_for(a, b), block);
+    regs_row_ = &device.pipelines().get(regs_kernel_for(a, b), row);
+  }
   const vk::Capabilities& caps = device.caps();
   tiles_ = tiles.bm ? tiles : default_matmul_tiles(caps);
   const MatmulTiles& t = tiles_;
@@ -74,6 +101,18 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   check_operand("C", args.c, args.m, args.n, ldc, args.c_offset, DType::F32);
   if (args.m == 0 || args.n == 0) return;
   const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset};
+  const bool regs_fit = aligned4(args.k) && aligned4(lda) && aligned4(ldb) && aligned4(args.a_offset) &&
+                        aligned4(args.b_offset);
+  if (kernel_ == MatmulKernel::Registers && regs_fit) {
+    const bool one_row = args.m == 1;
+    const uint32_t tm = one_row ? 1 : kRegsRows, tn = one_row ? kRegsRowCols : kRegsCols;
+    const uint32_t invocations_x = (args.n + tn - 1) / tn;
+    const std::array<uint32_t, 3> groups{(invocations_x + kRegsLanes - 1) / kRegsLanes, (args.m + tm - 1) / tm, 1};
+    stream.dispatch(one_row ? *regs_row_ : *regs_block_,
+                    {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}}, push,
+                    groups);
+    return;
+  }
   const std::array<uint32_t, 3> groups{(args.n + tiles_.bn - 1) / tiles_.bn, (args.m + tiles_.bm - 1) / tiles_.bm, 1};
   stream.dispatch(*pipeline_,
                   {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}}, push,

@@ -23,6 +23,12 @@ struct MatmulTiles {
 // Tiles that suit the device (from its limits; kept in one place so tuning is easy to find).
 MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
 
+// Tiled: shared-memory tiles (matmul.comp), what GPUs want. Registers: blocks of C computed
+// straight from device memory with vec4 loads (matmul_regs.comp), what CPU drivers want; it needs
+// K, the strides and the offsets of A and B to be multiples of 4 and falls back to Tiled for a
+// call where they are not. Auto: Registers on CPU devices, Tiled elsewhere.
+enum class MatmulKernel { Auto, Tiled, Registers };
+
 struct MatmulArgs {
   uint32_t m = 0, n = 0, k = 0;
   vk::BufferRange a, b, c;
@@ -34,18 +40,22 @@ struct MatmulArgs {
 class Matmul {
  public:
   // Throws infini::Error when the tiles are inconsistent or exceed the device's limits.
-  Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles = {});
+  Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto);
 
   // Records one dispatch; checks that every operand fits its range.
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
 
   const MatmulTiles& tiles() const noexcept { return tiles_; }
+  MatmulKernel kernel() const noexcept { return kernel_; }
   static double flops(uint32_t m, uint32_t n, uint32_t k) { return 2.0 * m * n * k; }
 
  private:
   DType a_, b_;
   MatmulTiles tiles_;
+  MatmulKernel kernel_;
   const vk::Pipeline* pipeline_;
+  const vk::Pipeline* regs_block_ = nullptr;  // Registers: kRegsRows x kRegsCols per invocation
+  const vk::Pipeline* regs_row_ = nullptr;    // Registers for one row (decode): 1 x kRegsRowCols
 };
 
 }  // namespace infini::ops

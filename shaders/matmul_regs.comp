@@ -1,0 +1,70 @@
+#version 450
+// Register-blocked matrix multiply for CPU Vulkan drivers (llvmpipe, SwiftShader):
+// C[m][n] = sum_k A[m][k] * B[n][k], fp32 accumulation, no shared memory.
+//
+// CPU drivers run invocations as SIMD lanes and turn every buffer or shared-memory load into a
+// loop over the lanes, while arithmetic on registers is cheap. So each invocation computes a
+// TM x TN block of C straight from device memory, four k at a time: TM + TN vec4 loads feed
+// 4 * TM * TN FMAs. Shared-memory tiles (matmul.comp) would add loads, not remove them. Rows and
+// columns past the edge are clamped (loads stay in bounds) and not stored. K, the row strides and
+// the offsets are multiples of 4 (the host checks).
+//! variant a32_b32
+//! variant a32_b16 -DB_F16
+//! variant a16_b16 -DA_F16 -DB_F16
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint TM = 4;  // rows of C per invocation
+layout(constant_id = 2) const uint TN = 4;  // columns of C per invocation
+
+layout(push_constant) uniform Params {
+  uint M, N, K;
+  uint lda, ldb, ldc;
+  uint a_off, b_off, c_off;
+} p;
+
+#ifdef A_F16
+layout(std430, binding = 0) readonly buffer ABuffer { uvec2 a_data[]; };
+vec4 load_a4(uint i) { const uvec2 w = a_data[i >> 2]; return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+#else
+layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
+vec4 load_a4(uint i) { return a_data[i >> 2]; }
+#endif
+#ifdef B_F16
+layout(std430, binding = 1) readonly buffer BBuffer { uvec2 b_data[]; };
+vec4 load_b4(uint i) { const uvec2 w = b_data[i >> 2]; return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+#else
+layout(std430, binding = 1) readonly buffer BBuffer { vec4 b_data[]; };
+vec4 load_b4(uint i) { return b_data[i >> 2]; }
+#endif
+layout(std430, binding = 2) writeonly buffer CBuffer { float c_data[]; };
+
+void main() {
+  const uint col0 = gl_GlobalInvocationID.x * TN;
+  const uint row0 = gl_GlobalInvocationID.y * TM;
+  if (col0 >= p.N || row0 >= p.M) return;
+
+  uint a_row[TM], b_row[TN];
+  [[unroll]] for (uint i = 0; i < TM; ++i) a_row[i] = p.a_off + min(row0 + i, p.M - 1) * p.lda;
+  [[unroll]] for (uint j = 0; j < TN; ++j) b_row[j] = p.b_off + min(col0 + j, p.N - 1) * p.ldb;
+
+  vec4 acc[TM][TN];
+  [[unroll]] for (uint i = 0; i < TM; ++i)
+    [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = vec4(0.0);
+
+  for (uint k = 0; k < p.K; k += 4) {
+    vec4 a[TM], b[TN];
+    [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_a4(a_row[i] + k);
+    [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = load_b4(b_row[j] + k);
+    [[unroll]] for (uint i = 0; i < TM; ++i)
+      [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+  }
+
+  [[unroll]] for (uint i = 0; i < TM; ++i) {
+    if (row0 + i >= p.M) break;
+    [[unroll]] for (uint j = 0; j < TN; ++j) {
+      const vec4 v = acc[i][j];
+      if (col0 + j < p.N) c_data[p.c_off + (row0 + i) * p.ldc + col0 + j] = (v.x + v.y) + (v.z + v.w);
+    }
+  }
+}
