@@ -36,9 +36,9 @@ vk::KernelSource regs_kernel_for(DType a, DType b) {
   return {"matmul_regs_a16_b16", matmul_regs_a16_b16, kBuffers, sizeof(Push)};
 }
 
-// matmul_regs.comp blocks: 8x8 for many rows (best of 4x4..16x8 on llvmpipe); 1x8 when there is one row (decode), where each
+// matmul_regs.comp blocks: 8x8 for many rows (best of 4x4..16x8 on llvmpipe); 1x16 when there is one row (decode), where each
 // weight is used once anyway and a taller block would only compute clamped copies.
-constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 8;
+constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 16;
 
 bool aligned4(uint32_t v) { return v % 4 == 0; }
 

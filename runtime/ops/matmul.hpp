@@ -55,7 +55,7 @@ class Matmul {
   MatmulKernel kernel_;
   const vk::Pipeline* pipeline_;
   const vk::Pipeline* regs_block_ = nullptr;  // Registers: kRegsRows x kRegsCols per invocation
-  const vk::Pipeline* regs_row_ = nullptr;    // Registers for one row (decode): 1 x kRegsRowCols
+  const vk::Pipeline* regs_row_ = nullptr;    // Registers for one row (decode)
 };
 
 }  // namespace infini::ops
