@@ -125,6 +125,31 @@ void LlamaRunner::reset() {
   tokens_seen_ = 0;
 }
 
+stream::StateFingerprint LlamaRunner::fingerprint() const {
+  const LlamaConfig& c = config_;
+  const InfiniOptions& o = options_.infini;
+  return {c.vocab, c.embd, c.layers, c.heads, c.heads_kv, c.head_dim, c.ffn, o.segment,
+          uint32_t(o.update), uint32_t(o.first_segment), uint32_t(o.gate_sign), o.memory ? 1u : 0u,
+          uint32_t(DType::F32)};
+}
+
+stream::SessionState LlamaRunner::save_state() const {
+  stream::SessionState state{fingerprint(), tokens_seen_, {}};
+  for (const Layer& l : layers_) state.layers.push_back(l.attention->snapshot());
+  return state;
+}
+
+void LlamaRunner::restore_state(const stream::SessionState& state) {
+  if (!(state.fingerprint == fingerprint()))
+    throw Error("model: the saved state is for " + state.fingerprint.describe() + "; this session is " +
+                fingerprint().describe());
+  for (size_t i = 0; i < layers_.size(); ++i)
+    if (!layers_[i].attention->fits(state.layers[i]))
+      throw Error("model: the saved state of layer " + std::to_string(i) + " does not fit");
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i].attention->restore(state.layers[i]);
+  tokens_seen_ = state.tokens_seen;
+}
+
 std::vector<float> LlamaRunner::forward(std::span<const int32_t> tokens, bool all_logits) {
   if (tokens.empty()) throw Error("model: no tokens to feed");
   for (int32_t t : tokens)

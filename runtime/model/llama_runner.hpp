@@ -13,6 +13,7 @@
 #include "infini/attention_options.hpp"
 #include "model/llama_weights.hpp"
 #include "ops/infini_attention_layer.hpp"
+#include "stream/session_state.hpp"
 #include "vk/buffer.hpp"
 
 namespace infini::vk {
@@ -40,6 +41,11 @@ class LlamaRunner {
   std::vector<float> forward(std::span<const int32_t> tokens, bool all_logits);
   // Back to the start of a stream (memory, open segments, token count).
   void reset();
+  // The whole stream state, and back. restore_state throws infini::Error, changing nothing, when
+  // the state belongs to another model, segment length or convention.
+  stream::SessionState save_state() const;
+  void restore_state(const stream::SessionState& state);
+  stream::StateFingerprint fingerprint() const;
 
   int64_t tokens_seen() const noexcept { return tokens_seen_; }
   const LlamaConfig& config() const noexcept { return config_; }

@@ -165,6 +165,55 @@ void InfiniAttentionLayer::record_reset(vk::CommandStream& stream) {
   segments_written_ = 0;
 }
 
+namespace {
+std::vector<std::byte> read_bytes(const vk::Buffer& b, uint64_t bytes) {
+  std::vector<std::byte> out(bytes);
+  if (bytes) vk::download(b, 0, out.data(), bytes);
+  return out;
+}
+}  // namespace
+
+LayerSnapshot InfiniAttentionLayer::snapshot() const {
+  const AttentionShape& s = shape_;
+  const uint64_t es = dtype_bytes(input_);
+  LayerSnapshot state;
+  state.open = open_;
+  state.segments_written = segments_written_;
+  state.m = read_bytes(m_, elements(s.heads_kv, s.head_dim, s.value_dim) * 4);
+  state.z = read_bytes(z_, elements(s.heads_kv, s.head_dim, 1) * 4);
+  state.k = read_bytes(cache_k_, elements(open_, s.heads_kv, s.head_dim) * es);
+  state.v = read_bytes(cache_v_, elements(open_, s.heads_kv, s.value_dim) * es);
+  state.kr = read_bytes(cache_kr_, elements(open_, s.heads_kv, s.head_dim) * 4);
+  return state;
+}
+
+bool InfiniAttentionLayer::fits(const LayerSnapshot& state) const {
+  const AttentionShape& s = shape_;
+  const uint64_t es = dtype_bytes(input_);
+  if (state.open >= segment_ || state.segments_written < 0) return false;
+  return state.m.size() == elements(s.heads_kv, s.head_dim, s.value_dim) * 4 &&
+                    state.z.size() == elements(s.heads_kv, s.head_dim, 1) * 4 &&
+                    state.k.size() == elements(state.open, s.heads_kv, s.head_dim) * es &&
+                    state.v.size() == elements(state.open, s.heads_kv, s.value_dim) * es &&
+                    state.kr.size() == elements(state.open, s.heads_kv, s.head_dim) * 4;
+}
+
+void InfiniAttentionLayer::restore(const LayerSnapshot& state) {
+  if (!fits(state))
+    throw Error("infini attention: saved state (" + std::to_string(state.open) +
+                " open tokens) does not match this layer's segment length, shape or input type");
+  auto write = [](const vk::Buffer& b, const std::vector<std::byte>& bytes) {
+    if (!bytes.empty()) vk::upload(b, 0, bytes.data(), bytes.size());
+  };
+  write(m_, state.m);
+  write(z_, state.z);
+  write(cache_k_, state.k);
+  write(cache_v_, state.v);
+  write(cache_kr_, state.kr);
+  open_ = state.open;
+  segments_written_ = state.segments_written;
+}
+
 void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenRows k, TokenRows v,
                                   const vk::Buffer& out, uint32_t tokens) {
   if (tokens == 0) return;

@@ -31,6 +31,16 @@ struct TokenRows {
 // of 4, else Tiled. Both give the same result up to summation order.
 enum class AttentionKernel { Auto, Tiled, Rows };
 
+// The stream state of a layer on the host: what a session file stores. Sizes follow the shape,
+// the input type and the open token count, never the stream length.
+struct LayerSnapshot {
+  uint32_t open = 0;             // tokens in the open segment
+  int64_t segments_written = 0;
+  std::vector<std::byte> m, z;   // f32 [Hkv][D][Dv], [Hkv][D]
+  std::vector<std::byte> k, v;   // the open segment's raw K [open][Hkv][D], V [open][Hkv][Dv] (input type)
+  std::vector<std::byte> kr;     // its rotated K, f32 [open][Hkv][D]
+};
+
 class InfiniAttentionLayer {
  public:
   // `input` is the storage type of Q, K and V. Throws infini::Error on shapes or options that
@@ -47,6 +57,12 @@ class InfiniAttentionLayer {
               uint32_t tokens);
   // Records the memory write of a partly filled segment (the end of a stream).
   void record_finish(vk::CommandStream& stream);
+  // Copies the state to the host / back. The device must be idle (no recorded work pending).
+  // restore() throws infini::Error, changing nothing, when the sizes do not fit this layer.
+  LayerSnapshot snapshot() const;
+  void restore(const LayerSnapshot& state);
+  // Whether restore() would accept `state` (open count and every size).
+  bool fits(const LayerSnapshot& state) const;
   // Zeroes M and z and empties the open segment.
   void record_reset(vk::CommandStream& stream);
 

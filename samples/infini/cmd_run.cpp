@@ -11,6 +11,7 @@
 #include "model/sampler.hpp"
 #include "model/spm_tokenizer.hpp"
 #include "model_options.hpp"
+#include "stream/session_state.hpp"
 
 namespace infini::cli {
 namespace {
@@ -21,6 +22,7 @@ struct RunArgs {
   int generate = 64;
   model::SamplerOptions sampling;
   bool quiet = false;
+  std::string load_state, save_state;
 };
 
 std::string read_input(const RunArgs& args) {
@@ -50,6 +52,8 @@ int run_text(const RunArgs& args) {
   model::Sampler sampler(args.sampling);
   model::LlamaRunner& runner = *m.runner;
   const int64_t segment = runner.options().infini.segment;
+  // A restored session continues its stream: the new text follows what it has already read.
+  if (!args.load_state.empty()) runner.restore_state(stream::read_session_state(args.load_state));
 
   // Prefill one segment at a time so progress can be shown for inputs of any length.
   const auto t0 = std::chrono::steady_clock::now();
@@ -75,6 +79,7 @@ int run_text(const RunArgs& args) {
     logits = runner.forward(std::span<const int32_t>(&next, 1), false);
   }
   std::printf("\n");
+  if (!args.save_state.empty()) stream::write_session_state(args.save_state, runner.save_state());
   if (!args.quiet)
     std::fprintf(stderr, "generated %d tokens, %.2f tokens/s; stream length %lld tokens\n", produced,
                  produced / seconds_since(t1), static_cast<long long>(runner.tokens_seen()));
@@ -95,6 +100,8 @@ const RegisterCommand registration{
           ->default_val(0.95);
       app.add_option("--seed", args->sampling.seed, "Sampling seed")->default_val(0);
       app.add_flag("--quiet", args->quiet, "No progress on stderr");
+      app.add_option("--load-state", args->load_state, "Continue the stream saved in this state file");
+      app.add_option("--save-state", args->save_state, "Save the stream state here at the end (atomic write)");
       return [args] { return run_text(*args); };
     }};
 

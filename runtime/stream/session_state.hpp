@@ -1,0 +1,40 @@
+#pragma once
+// The whole stream state of a model session as a file (DESIGN.md section 2): a versioned header,
+// the model fingerprint it belongs to, the token count, every layer's memory and open segment,
+// and a checksum over all of it. Files are written to a temporary file and renamed, so a crash
+// leaves either the old state or the new one. Reading treats the file as hostile: any damage,
+// truncation or mismatch is a one-line infini::Error, never a partly restored session.
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ops/infini_attention_layer.hpp"
+
+namespace infini::stream {
+
+inline constexpr uint32_t kSessionStateVersion = 1;
+
+// What must match for a state to be restored into a model: shapes and the output conventions.
+struct StateFingerprint {
+  int64_t vocab = 0, embd = 0, layers = 0, heads = 0, heads_kv = 0, head_dim = 0, ffn = 0, segment = 0;
+  uint32_t update = 0, first_segment = 0, gate_sign = 0, memory = 0, input_type = 0;
+  bool operator==(const StateFingerprint&) const = default;
+  std::string describe() const;  // one line, for error messages
+};
+
+struct SessionState {
+  StateFingerprint fingerprint;
+  int64_t tokens_seen = 0;
+  std::vector<ops::LayerSnapshot> layers;
+};
+
+std::vector<std::byte> encode_session_state(const SessionState& state);
+// `name` prefixes error messages.
+SessionState decode_session_state(std::span<const std::byte> bytes, const std::string& name);
+
+void write_session_state(const std::filesystem::path& path, const SessionState& state);
+SessionState read_session_state(const std::filesystem::path& path);
+
+}  // namespace infini::stream
