@@ -112,12 +112,14 @@ LlamaRunner::LlamaRunner(vk::Device& device, const LlamaWeights& weights, const 
   }
 
   scratch_ = std::make_unique<Scratch>(device, c, options.max_piece);
+  stream_ = std::make_unique<vk::CommandStream>(device);
+  logits_matmul_ = std::make_unique<ops::Matmul>(device, DType::F32, output_ ? output_type_ : embd_type_);
 }
 
 LlamaRunner::~LlamaRunner() = default;
 
 void LlamaRunner::reset() {
-  vk::CommandStream stream(device_);
+  vk::CommandStream& stream = *stream_;
   stream.begin();
   for (Layer& l : layers_) l.attention->record_reset(stream);
   stream.end();
@@ -180,7 +182,7 @@ void LlamaRunner::run_piece(std::span<const int32_t> tokens, bool all_logits, fl
   Scratch& s = *scratch_;
   vk::upload(s.ids, 0, tokens.data(), tokens.size_bytes());
 
-  vk::CommandStream stream(device_);
+  vk::CommandStream& stream = *stream_;
   stream.begin();
   const Kernels& k = *kernels_;
   k.embed.record(stream, whole(s.ids), whole(token_embd_), whole(s.x), n, e);
@@ -206,7 +208,7 @@ void LlamaRunner::run_piece(std::span<const int32_t> tokens, bool all_logits, fl
     const vk::Buffer& w = output_ ? *output_ : token_embd_;
     ops::MatmulArgs args{rows, vocab, e, whole(s.h), whole(w), whole(s.logits)};
     args.a_offset = (n - rows) * e;
-    ops::Matmul(device_, DType::F32, output_ ? output_type_ : embd_type_).record(stream, args);
+    logits_matmul_->record(stream, args);
   }
   stream.end();
   stream.submit_and_wait();

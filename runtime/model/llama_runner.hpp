@@ -13,6 +13,8 @@
 #include "infini/attention_options.hpp"
 #include "model/llama_weights.hpp"
 #include "ops/infini_attention_layer.hpp"
+#include "ops/matmul.hpp"
+#include "vk/command_stream.hpp"
 #include "stream/session_state.hpp"
 #include "vk/buffer.hpp"
 
@@ -66,6 +68,8 @@ class LlamaRunner {
   std::unique_ptr<vk::Buffer> output_;  // null when tied to token_embd
   DType embd_type_, output_type_;
   std::unique_ptr<Scratch> scratch_;  // activations of one piece of at most max_piece tokens
+  std::unique_ptr<vk::CommandStream> stream_;  // reused: its pools are reset, not recreated, per piece
+  std::unique_ptr<ops::Matmul> logits_matmul_;
   int64_t tokens_seen_ = 0;
 };
 

@@ -8,6 +8,8 @@
 #include "spirv/attention_rows_v16.h"
 #include "spirv/attention_rows_v32.h"
 #include "spirv/attention_segment_v16.h"
+#include "spirv/attention_split_v16.h"
+#include "spirv/attention_split_v32.h"
 #include "spirv/attention_segment_v32.h"
 #include "spirv/memory_read_delta_f16.h"
 #include "spirv/memory_read_delta_f32.h"
@@ -44,6 +46,9 @@ struct MemoryUpdatePush {
 constexpr uint32_t kAttnWorkgroup = 128, kAttnRows = 32, kAttnKeys = 32, kAttnDimChunk = 32, kAttnValueChunk = 64;
 // attention_rows.comp: query rows per invocation (registers hold R rows of Q and of the output).
 constexpr uint32_t kRowsPerInvocation = 4;
+// At most this many query rows (decode) go to attention_split.comp, which splits the keys over
+// the lanes instead of the rows.
+constexpr uint32_t kSplitMaxRows = 2;
 constexpr uint32_t kMaxHeadDim = 256;  // memory_read.comp keeps sigma(X) rows of at most this many dims
 
 constexpr uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
@@ -121,6 +126,11 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     const uint32_t lanes = sg >= 4 && sg <= 16 ? sg : 8;
     const uint32_t spec[] = {lanes, kRowsPerInvocation, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
     attention_rows_ = lanes * kRowsPerInvocation;
+    const uint32_t split_spec[] = {lanes, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
+    attention_split_ = &pipelines.get(
+        f16 ? vk::KernelSource{"attention_split_v16", spirv::attention_split_v16, 4, sizeof(AttentionPush)}
+            : vk::KernelSource{"attention_split_v32", spirv::attention_split_v32, 4, sizeof(AttentionPush)},
+        split_spec);
     attention_ = &pipelines.get(
         f16 ? vk::KernelSource{"attention_rows_v16", spirv::attention_rows_v16, 4, sizeof(AttentionPush)}
             : vk::KernelSource{"attention_rows_v32", spirv::attention_rows_v32, 4, sizeof(AttentionPush)},
@@ -252,10 +262,11 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
 
   // 2. Causal attention over the segment so far.
   const AttentionPush attn{tokens, open_, hq, hkv, d, dv, float(1.0 / std::sqrt(double(d)))};
-  stream.dispatch(*attention_,
+  const bool split = attention_split_ && tokens <= kSplitMaxRows;
+  stream.dispatch(split ? *attention_split_ : *attention_,
                   {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
                    {whole(cache_v_), vk::Access::Read}, {whole(out), vk::Access::Write}},
-                  attn, {ceil_div(tokens, attention_rows_), hq, 1});
+                  attn, {split ? tokens : ceil_div(tokens, attention_rows_), hq, 1});
 
   // 3. Memory read and gate. The first segment reads M = 0 (so A = (1-g) A_dot, "mix") unless
   //    the "local" convention asks for plain A_dot there.

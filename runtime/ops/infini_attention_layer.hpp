@@ -94,6 +94,7 @@ class InfiniAttentionLayer {
 
   const vk::Pipeline* rope_;
   const vk::Pipeline* attention_;
+  const vk::Pipeline* attention_split_ = nullptr;  // Rows kernel family: decode of 1-2 rows
   const vk::Pipeline* gate_;
   const vk::Pipeline* delta_;
   const vk::Pipeline* update_;
