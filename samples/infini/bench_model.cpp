@@ -87,10 +87,18 @@ void bench_model(BenchRun& run) {
     runner.reset();
     dev.reset_peak();
     const std::vector<int32_t> piece = random_tokens(ro.infini.segment);
+    // Rates of the first and the last window of the stream, taken in the same run, show whether
+    // throughput depends on how far into the stream we are (it must not).
+    const int64_t window = std::min<int64_t>(tokens, 2 * ro.infini.segment);
+    double first_window_s = 0, last_window_s = 0;
     const auto t0 = std::chrono::steady_clock::now();
     for (int64_t done = 0; done < tokens;) {
       const int64_t n = std::min<int64_t>(tokens - done, ro.infini.segment);
+      const auto tp = std::chrono::steady_clock::now();
       runner.forward(std::span<const int32_t>(piece).first(size_t(n)), false);
+      const double dt = seconds_since(tp);
+      if (done < window) first_window_s += dt;
+      if (done >= tokens - window) last_window_s += dt;
       done += n;
     }
     const double s = seconds_since(t0);
@@ -99,6 +107,9 @@ void bench_model(BenchRun& run) {
     line["tokens"] = tokens;
     line["seconds"] = s;
     line["tokens_per_s"] = double(tokens) / s;
+    line["window_tokens"] = window;
+    line["first_window_tokens_per_s"] = double(window) / first_window_s;
+    line["last_window_tokens_per_s"] = double(window) / last_window_s;
     line["stream_peak_device_bytes"] = dev.peak_allocated_bytes() - baseline;
     run.emit(line);
   }
