@@ -133,3 +133,22 @@ TEST_CASE_METHOD(GpuTest, "a random GGUF model runs on the device as the referen
 
 }  // namespace
 }  // namespace infini::test
+
+namespace infini::test {
+namespace {
+
+TEST_CASE_METHOD(GpuTest, "model runner records each piece shape once and replays it", "[gpu][model]") {
+  TinyLlama tiny(spec_for(TensorType::F32, false, 2));
+  RunnerOptions o = runner_options(6, true, 3);  // two pieces of 3 per segment of 6
+  model::LlamaReference reference(tiny.weights, o.infini);
+  LlamaRunner runner(dev(), tiny.weights, o);
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 60; ++i) ids.push_back((i * 37 + 11) % 50);  // 10 segments
+  const std::vector<float> got = runner.forward(ids, true);
+  // Shapes: (open 0 | 3) x (first segment or not), all-logits rows: 4 recordings for 20 pieces.
+  CHECK(runner.recorded_pieces() == 4);
+  CHECK(err(got, reference.prefill(ids)) <= tolerance(TensorType::F32));
+}
+
+}  // namespace
+}  // namespace infini::test

@@ -17,6 +17,10 @@
 namespace infini::model {
 namespace {
 
+// Recorded piece shapes kept at most: prefill with a fixed piece size needs segment / piece of
+// them; decode needs one per position of the segment, so long segments fall back to recording.
+constexpr size_t kMaxRecordedPieces = 512;
+
 DType dtype_of(const TensorView& t) { return t.type == TensorType::F16 ? DType::F16 : DType::F32; }
 
 // Weights are stored on the device exactly as in the file (f32 or packed f16).
@@ -181,8 +185,19 @@ void LlamaRunner::run_piece(std::span<const int32_t> tokens, bool all_logits, fl
   const float eps = float(c.rms_eps);
   Scratch& s = *scratch_;
   vk::upload(s.ids, 0, tokens.data(), tokens.size_bytes());
-
-  vk::CommandStream& stream = *stream_;
+  const uint32_t rows = all_logits ? n : (logits ? 1u : 0u);
+  const ops::InfiniAttentionLayer& first_layer = *layers_.front().attention;
+  const PieceShape shape{first_layer.open_tokens(), n, first_layer.segments_written() == 0, rows};
+  if (const auto it = recorded_.find(shape); it != recorded_.end()) {
+    for (Layer& l : layers_) l.attention->advance(n);
+    it->second->submit_and_wait();
+    tokens_seen_ += n;
+    if (rows) vk::download(s.logits, 0, logits, uint64_t(rows) * vocab * 4);
+    return;
+  }
+  std::unique_ptr<vk::CommandStream> fresh;
+  if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_);
+  vk::CommandStream& stream = fresh ? *fresh : *stream_;
   stream.begin();
   const Kernels& k = *kernels_;
   k.embed.record(stream, whole(s.ids), whole(token_embd_), whole(s.x), n, e);
@@ -202,7 +217,6 @@ void LlamaRunner::run_piece(std::span<const int32_t> tokens, bool all_logits, fl
     k.add.record(stream, whole(s.x), whole(s.h), n * e);
   }
   // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
-  const uint32_t rows = all_logits ? n : (logits ? 1u : 0u);
   if (rows) {
     k.norm.record(stream, whole(s.x), whole(output_norm_), whole(s.h), n, e, eps);
     const vk::Buffer& w = output_ ? *output_ : token_embd_;
@@ -212,6 +226,7 @@ void LlamaRunner::run_piece(std::span<const int32_t> tokens, bool all_logits, fl
   }
   stream.end();
   stream.submit_and_wait();
+  if (fresh) recorded_.emplace(shape, std::move(fresh));
   tokens_seen_ += n;
   if (rows) vk::download(s.logits, 0, logits, uint64_t(rows) * vocab * 4);
 }

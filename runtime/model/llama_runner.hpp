@@ -6,7 +6,9 @@
 // tokens (down to one at a time) give the same logits. Device memory depends on the model, the
 // segment length and the piece size, never on how many tokens have been fed.
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <span>
 #include <vector>
 
@@ -50,6 +52,8 @@ class LlamaRunner {
   stream::StateFingerprint fingerprint() const;
 
   int64_t tokens_seen() const noexcept { return tokens_seen_; }
+  // Command buffers recorded so far, one per distinct piece shape; replayed when the shape recurs.
+  size_t recorded_pieces() const noexcept { return recorded_.size(); }
   const LlamaConfig& config() const noexcept { return config_; }
   const RunnerOptions& options() const noexcept { return options_; }
 
@@ -68,7 +72,12 @@ class LlamaRunner {
   std::unique_ptr<vk::Buffer> output_;  // null when tied to token_embd
   DType embd_type_, output_type_;
   std::unique_ptr<Scratch> scratch_;  // activations of one piece of at most max_piece tokens
-  std::unique_ptr<vk::CommandStream> stream_;  // reused: its pools are reset, not recreated, per piece
+  std::unique_ptr<vk::CommandStream> stream_;  // for reset() and for shapes past the cache's capacity
+  // A piece's commands depend only on (open tokens, piece tokens, first segment?, logits rows):
+  // recorded once per such shape and replayed for every segment where it recurs, so a steady
+  // stream creates no pipelines, descriptor sets or buffers.
+  using PieceShape = std::tuple<uint32_t, uint32_t, bool, uint32_t>;
+  std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
   std::unique_ptr<ops::Matmul> logits_matmul_;
   int64_t tokens_seen_ = 0;
 };

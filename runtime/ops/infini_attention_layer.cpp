@@ -183,6 +183,17 @@ std::vector<std::byte> read_bytes(const vk::Buffer& b, uint64_t bytes) {
 }
 }  // namespace
 
+void InfiniAttentionLayer::advance(uint32_t tokens) {
+  if (tokens > segment_room())
+    throw Error("infini attention: " + std::to_string(tokens) + " tokens do not fit the " +
+                std::to_string(segment_room()) + " left in the open segment");
+  open_ += tokens;
+  if (open_ == segment_) {
+    open_ = 0;
+    ++segments_written_;
+  }
+}
+
 LayerSnapshot InfiniAttentionLayer::snapshot() const {
   const AttentionShape& s = shape_;
   const uint64_t es = dtype_bytes(input_);
@@ -289,7 +300,7 @@ void InfiniAttentionLayer::record_finish(vk::CommandStream& stream) {
 
 void InfiniAttentionLayer::record_memory_write(vk::CommandStream& stream, uint32_t tokens) {
   if (options_.memory) {
-      const uint32_t hkv = uint32_t(shape_.heads_kv), d = uint32_t(shape_.head_dim), dv = uint32_t(shape_.value_dim);
+    const uint32_t hkv = uint32_t(shape_.heads_kv), d = uint32_t(shape_.head_dim), dv = uint32_t(shape_.value_dim);
     const bool delta = options_.update == UpdateRule::Delta;
     if (delta) {
       // Retrieval with the old M, z: recorded before the update, which the stream orders after it.

@@ -55,6 +55,10 @@ class InfiniAttentionLayer {
   // was recorded before recording more.
   void record(vk::CommandStream& stream, TokenRows q, TokenRows k, TokenRows v, const vk::Buffer& out,
               uint32_t tokens);
+  // Advances the state exactly as record() of `tokens` tokens would, without recording: for a
+  // caller that replays a command buffer recorded earlier from the same state (open_tokens() and
+  // whether segments_written() is 0 decide what record() records).
+  void advance(uint32_t tokens);
   // Records the memory write of a partly filled segment (the end of a stream).
   void record_finish(vk::CommandStream& stream);
   // Copies the state to the host / back. The device must be idle (no recorded work pending).
