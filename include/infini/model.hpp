@@ -1,0 +1,83 @@
+#pragma once
+// infini::Model: a Llama-family GGUF file opened for streaming (DESIGN.md section 2). It maps the
+// file, checks every key and tensor, resolves the stream options against the file's
+// Infini-attention keys and holds the tokenizer. Sessions (infini/session.hpp) run it.
+//
+//   infini::Context ctx;
+//   infini::Model model(ctx, "model.gguf");   // memory on iff the file has Infini keys
+//   infini::Session session(model);           // uploads the weights to ctx's device
+//
+// Where the weights live: the model keeps the read-only file mapping; each Session uploads its
+// own copy of the weights to the device when it is created. That keeps a session's device state
+// self-contained (any number of independent sessions, destroyed in any order), at the cost of one
+// weight copy and one upload per session: open one session per stream you run at the same time,
+// and reuse it with reset() rather than creating a new one per prompt.
+//
+// The model is immutable after construction; copies share it, and sessions keep it alive. The
+// Context must outlive the model and its sessions. This header needs no Vulkan headers.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "infini/context.hpp"
+
+namespace infini {
+
+struct ModelOptions {
+  // Compressive memory: Auto turns it on when the file has the infini.* keys (an Infini-attention
+  // model) and off for a plain Llama file, which then runs as a windowed causal transformer.
+  enum class MemoryMode { Auto, On, Off };
+
+  int64_t segment = 0;                 // segment length N; 0: the file's infini.segment_length, else 2048
+  MemoryMode memory = MemoryMode::Auto;
+  uint32_t max_piece = 256;            // most tokens per device submission (bounds scratch memory)
+};
+
+// What was loaded, with the options resolved.
+struct ModelInfo {
+  std::string name;  // the file name as given
+  int64_t vocab = 0, embd = 0, layers = 0, heads = 0, heads_kv = 0, head_dim = 0, ffn = 0;
+  int64_t context_length = 0;    // llama.context_length (informational: the stream is unbounded)
+  int64_t segment = 0;           // the segment length sessions run with
+  bool memory = false;           // whether sessions use the compressive memory
+  bool has_infini_keys = false;  // the file carries infini.* keys
+  int32_t bos = -1, eos = -1;    // special tokens, -1 when the vocabulary has none
+  bool add_bos = true;           // the file asks for BOS at the start of a text
+};
+
+class Model {
+ public:
+  // Throws infini::Error with one line naming the file and what is wrong (missing file, not GGUF,
+  // damaged, not a llama model, bad options).
+  Model(Context& context, const std::filesystem::path& gguf, const ModelOptions& options = {});
+  ~Model();
+  Model(const Model&);
+  Model& operator=(const Model&);
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+
+  const ModelInfo& info() const noexcept;
+  // Things that do not stop the model from running (NaN weights, unused tensors, ...), one line
+  // each; the library never prints them.
+  const std::vector<std::string>& warnings() const noexcept;
+
+  // SentencePiece ("llama" vocabulary) tokenization as llama.cpp applies it. Control-token texts
+  // such as "<s>" in `text` are plain text. add_bos throws when the vocabulary has no BOS.
+  std::vector<int32_t> tokenize(std::string_view text, bool add_bos) const;
+  // Text of `tokens` (a leading BOS and the first piece's dummy-prefix space dropped), so
+  // detokenize(tokenize(s, b)) == s for plain text. Out-of-range ids throw.
+  std::string detokenize(std::span<const int32_t> tokens) const;
+  // The bytes one token stands for, for streaming generated text (control tokens give "").
+  std::string piece(int32_t token) const;
+
+ private:
+  friend class Session;
+  struct State;
+  std::shared_ptr<const State> state_;
+};
+
+}  // namespace infini

@@ -1,0 +1,75 @@
+#pragma once
+// infini::Session: one token stream through a Model. Feed text of any length in pieces of any
+// size (the compressive memory and the open segments stay on the device between calls, so device
+// memory never grows with the stream), generate, start over, and save the stream state to a file
+// to continue it later, in this process or another.
+//
+//   infini::Session session(model);
+//   session.feed(model.tokenize(prompt, true));
+//   session.generate(64, {.temperature = 0.7}, [](int32_t, std::string_view text) {
+//     std::cout << text << std::flush;
+//     return true;                             // false stops generating
+//   });
+//
+// Creating a session uploads the model's weights (see infini/model.hpp). Feeding the same tokens
+// in any split gives bit-identical logits. This header needs no Vulkan headers.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "infini/model.hpp"
+
+namespace infini {
+
+struct SamplingOptions {
+  double temperature = 0.8;  // 0: greedy (argmax)
+  int top_k = 40;            // keep the k most likely tokens; 0: all
+  double top_p = 0.95;       // then the smallest set reaching this probability; 1: no cut
+  uint64_t seed = 0;         // the same seed gives the same tokens on every platform
+};
+
+// Called once per generated token with the token and its text; return false to stop.
+using TokenCallback = std::function<bool(int32_t token, std::string_view text)>;
+
+class Session {
+ public:
+  // Uploads the weights to the model's context. Throws infini::Error on a device limit.
+  explicit Session(const Model& model);
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  // Feeds the next tokens of the stream (at least one). feed returns the logits of the last token
+  // ([vocab]); feed_all those of every token ([tokens][vocab], row-major). An id outside the
+  // vocabulary throws before anything is fed.
+  std::vector<float> feed(std::span<const int32_t> tokens);
+  std::vector<float> feed_all(std::span<const int32_t> tokens);
+
+  // Samples up to max_tokens tokens, each one from the logits of the token before it, and feeds
+  // each one back; stops early at the end-of-sequence token (neither fed nor returned) or when
+  // `on_token` returns false (that token is fed and returned). Each call starts the sampler's
+  // random stream afresh from options.seed. Needs the logits of a fed token: after construction,
+  // reset() or restore(), feed at least one token first, else this throws.
+  std::vector<int32_t> generate(int64_t max_tokens, const SamplingOptions& options = {},
+                                const TokenCallback& on_token = {});
+
+  // Back to an empty stream (zero memory, no tokens seen).
+  void reset();
+  // Writes the whole stream state (memory, open segments, token count) to `path` atomically.
+  void save(const std::filesystem::path& path) const;
+  // Replaces the stream state with one saved by a session of the same model shape and options.
+  // A damaged file, or one from another model, throws with one line and changes nothing.
+  void restore(const std::filesystem::path& path);
+
+  int64_t tokens_seen() const noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace infini

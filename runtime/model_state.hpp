@@ -1,0 +1,28 @@
+#pragma once
+// What an infini::Model holds, shared by model.cpp and session.cpp: the mapped GGUF file, the
+// weight views into it, the tokenizer and the runner options resolved against the file.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "infini/model.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_runner.hpp"
+#include "model/llama_weights.hpp"
+#include "model/spm_tokenizer.hpp"
+
+namespace infini {
+
+struct Model::State {
+  Context& context;
+  std::unique_ptr<model::GgufFile> file;  // the mapping `weights` points into; never moves
+  std::vector<std::string> warnings;
+  model::LlamaWeights weights;
+  model::RunnerOptions runner;
+  ModelInfo info;
+  model::SpmTokenizer tokenizer;
+
+  State(Context& context, const std::filesystem::path& path, const ModelOptions& options);
+};
+
+}  // namespace infini

@@ -1,0 +1,301 @@
+// The public Model and Session objects over a random GGUF file: the same logits as the internal
+// runner, save/restore that continues bit-identically, tokenizer round trips, deterministic greedy
+// generation, and one-line errors for bad files and foreign states.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "infini/model.hpp"
+#include "infini/session.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_loader.hpp"
+#include "model/llama_runner.hpp"
+#include "model/random_llama.hpp"
+
+namespace infini::test {
+namespace {
+
+Context& context() {
+  static Context c;
+  return c;
+}
+
+std::filesystem::path temp_path(const std::string& name) { return std::filesystem::temp_directory_path() / name; }
+
+// A random model written to a temporary GGUF file, removed again at the end of the test.
+struct TempModel {
+  std::filesystem::path path;
+  explicit TempModel(const model::RandomLlamaOptions& o, const std::string& name) : path(temp_path(name)) {
+    model::random_llama(o).write(path);
+  }
+  ~TempModel() { std::filesystem::remove(path); }
+};
+
+model::RandomLlamaOptions small(int64_t segment = 8) {
+  model::RandomLlamaOptions o;
+  o.vocab = 400;
+  o.embd = 48;
+  o.heads = 4;
+  o.heads_kv = 2;
+  o.ffn = 80;
+  o.segment = segment;
+  return o;
+}
+
+const std::vector<int32_t> kTokens = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12, 300, 64, 2, 7, 150};
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+int32_t argmax(const std::vector<float>& v) { return int32_t(std::max_element(v.begin(), v.end()) - v.begin()); }
+
+bool one_line(const Error& e) { return std::string(e.what()).find('\n') == std::string::npos; }
+
+// The README's "From C++" example for models, compiled and run here: the same lines, with the
+// two file names as variables and std::cout captured.
+void readme_example(const std::filesystem::path& gguf, const std::filesystem::path& state) {
+  // --- README begins ---
+  infini::Context ctx;
+  infini::Model model(ctx, gguf);                          // memory and segment from the file
+  infini::Session session(model);                          // uploads the weights
+  session.feed(model.tokenize("Once upon a time", true));  // any length: memory stays constant
+  session.generate(32, {.temperature = 0.7, .seed = 1}, [](int32_t, std::string_view text) {
+    std::cout << text << std::flush;
+    return true;                                           // false stops early
+  });
+  session.save(state);                                     // later: session.restore(state)
+  // --- README ends ---
+}
+
+TEST_CASE("Model opens a GGUF file and resolves its options", "[api][gpu]") {
+  TempModel infini_file(small(8), "infini-api-infini.gguf");
+  const Model m(context(), infini_file.path);
+  const ModelInfo& i = m.info();
+  CHECK(i.vocab == 400);
+  CHECK(i.embd == 48);
+  CHECK(i.layers == 2);
+  CHECK(i.heads == 4);
+  CHECK(i.heads_kv == 2);
+  CHECK(i.head_dim == 12);
+  CHECK(i.ffn == 80);
+  CHECK(i.segment == 8);
+  CHECK(i.memory);
+  CHECK(i.has_infini_keys);
+  CHECK(i.bos == 1);
+  CHECK(i.eos == 2);
+  CHECK(m.warnings().empty());
+  CHECK(Model(context(), infini_file.path, {.segment = 5, .memory = ModelOptions::MemoryMode::Off}).info().segment == 5);
+  CHECK_FALSE(Model(context(), infini_file.path, {.memory = ModelOptions::MemoryMode::Off}).info().memory);
+
+  model::RandomLlamaOptions plain = small();
+  plain.infini = false;
+  TempModel plain_file(plain, "infini-api-plain.gguf");
+  CHECK_FALSE(Model(context(), plain_file.path).info().memory);
+  CHECK(Model(context(), plain_file.path).info().segment == 2048);
+  CHECK_FALSE(Model(context(), plain_file.path).info().has_infini_keys);
+  CHECK(Model(context(), plain_file.path, {.memory = ModelOptions::MemoryMode::On}).info().memory);
+}
+
+TEST_CASE("Session feeds give the internal runner's logits, bit for bit", "[api][gpu]") {
+  TempModel file(small(8), "infini-api-feed.gguf");
+  const Model m(context(), file.path);
+
+  const model::GgufFile gguf(file.path);
+  const model::LlamaWeights weights = model::load_llama(gguf);
+  model::RunnerOptions o;
+  o.infini = weights.config.infini;
+  model::LlamaRunner runner(context().vulkan_device(), weights, o);
+  const std::vector<float> want = runner.forward(kTokens, true);
+  const size_t vocab = size_t(m.info().vocab);
+
+  Session s(m);
+  CHECK(same_bits(s.feed_all(kTokens), want));
+  CHECK(s.tokens_seen() == int64_t(kTokens.size()));
+  s.reset();
+  CHECK(s.tokens_seen() == 0);
+  // A different split of the same stream, and feed's last-token logits.
+  s.feed(std::span(kTokens).first(3));
+  const std::vector<float> last = s.feed(std::span(kTokens).subspan(3));
+  CHECK(same_bits(last, std::vector<float>(want.end() - std::ptrdiff_t(vocab), want.end())));
+  CHECK_THROWS_AS(s.feed(std::vector<int32_t>{400}), Error);
+  CHECK(s.tokens_seen() == int64_t(kTokens.size()));
+}
+
+TEST_CASE("Session save, restore and continue == never stopping", "[api][gpu]") {
+  TempModel file(small(8), "infini-api-state.gguf");
+  const Model m(context(), file.path);
+  const auto first = std::span(kTokens).first(11), rest = std::span(kTokens).subspan(11);
+  Session straight(m);
+  straight.feed(first);
+  const std::vector<float> want = straight.feed_all(rest);
+
+  const auto state = temp_path("infini-api-state.bin");
+  {
+    Session saver(m);
+    saver.feed(first);
+    saver.save(state);
+  }
+  Session resumed(m);
+  resumed.feed(rest);  // unrelated history that the restore replaces
+  resumed.restore(state);
+  CHECK(resumed.tokens_seen() == 11);
+  CHECK_THROWS_WITH(resumed.generate(1), Catch::Contains("feed at least one token"));
+  CHECK(same_bits(resumed.feed_all(rest), want));
+
+  // A state from a model of another shape is refused and changes nothing.
+  model::RandomLlamaOptions other_opts = small(8);
+  other_opts.embd = 64;
+  TempModel other_file(other_opts, "infini-api-other.gguf");
+  const Model other(context(), other_file.path);
+  Session foreign(other);
+  foreign.feed(first);
+  const auto foreign_state = temp_path("infini-api-foreign.bin");
+  foreign.save(foreign_state);
+  const int64_t seen = resumed.tokens_seen();
+  try {
+    resumed.restore(foreign_state);
+    FAIL("a foreign state was restored");
+  } catch (const Error& e) {
+    CHECK(one_line(e));
+    CHECK_THAT(e.what(), Catch::Contains("saved state is for"));
+  }
+  CHECK(resumed.tokens_seen() == seen);
+  // ... and so is a state for the same model with another segment length.
+  Session other_segment(Model(context(), file.path, {.segment = 4}));
+  CHECK_THROWS_AS(other_segment.restore(state), Error);
+  std::filesystem::remove(state);
+  std::filesystem::remove(foreign_state);
+}
+
+TEST_CASE("Model tokenize and detokenize round trip plain text", "[api][gpu]") {
+  TempModel file(small(), "infini-api-tok.gguf");
+  const Model m(context(), file.path);
+  for (const std::string text : {"Hello world, the quick brown fox.", "a", "  two  spaces\tand tab\n", "x+y=42!"}) {
+    INFO(text);
+    const std::vector<int32_t> with_bos = m.tokenize(text, true);
+    REQUIRE(!with_bos.empty());
+    CHECK(with_bos.front() == m.info().bos);
+    CHECK(m.detokenize(with_bos) == text);
+    CHECK(m.detokenize(m.tokenize(text, false)) == text);
+    std::string pieces;
+    for (int32_t t : m.tokenize(text, false)) pieces += m.piece(t);
+    CHECK(pieces == " " + text);  // the dummy-prefix space stays in the raw pieces
+  }
+  CHECK(m.tokenize("", true) == std::vector<int32_t>{m.info().bos});
+  CHECK_THROWS_AS(m.piece(400), Error);
+}
+
+TEST_CASE("Session greedy generation is the argmax chain", "[api][gpu]") {
+  TempModel file(small(8), "infini-api-gen.gguf");
+  const Model m(context(), file.path);
+  const std::vector<int32_t> prompt = m.tokenize("Once upon a time", true);
+
+  Session s(m);
+  s.feed(prompt);
+  std::string text;
+  std::vector<int32_t> seen;
+  const std::vector<int32_t> got = s.generate(12, {.temperature = 0}, [&](int32_t t, std::string_view piece) {
+    seen.push_back(t);
+    text += piece;
+    return true;
+  });
+  CHECK(!got.empty());
+  CHECK(seen == got);
+  std::string want_text;
+  for (int32_t t : got) want_text += m.piece(t);
+  CHECK(text == want_text);
+  CHECK(s.tokens_seen() == int64_t(prompt.size() + got.size()));
+
+  // The same chain by hand: each token the argmax of the logits before it.
+  Session by_hand(m);
+  std::vector<float> logits = by_hand.feed(prompt);
+  std::vector<int32_t> chain;
+  while (chain.size() < 12) {
+    const int32_t next = argmax(logits);
+    if (next == m.info().eos) break;
+    chain.push_back(next);
+    logits = by_hand.feed(std::span(&next, 1));
+  }
+  CHECK(got == chain);
+
+  // Again from the start: the same tokens; a callback returning false stops after that token.
+  s.reset();
+  s.feed(prompt);
+  CHECK(s.generate(12, {.temperature = 0}) == got);
+  s.reset();
+  s.feed(prompt);
+  const auto stopped = s.generate(12, {.temperature = 0}, [](int32_t, std::string_view) { return false; });
+  CHECK(stopped.size() == std::min<size_t>(1, got.size()));
+  // Sampling with a seed repeats itself.
+  s.reset();
+  s.feed(prompt);
+  const auto a = s.generate(8, {.temperature = 1.0, .seed = 7});
+  s.reset();
+  s.feed(prompt);
+  CHECK(s.generate(8, {.temperature = 1.0, .seed = 7}) == a);
+  CHECK_THROWS_AS(s.generate(-1), Error);
+}
+
+TEST_CASE("Model and Session errors are one line", "[api][gpu]") {
+  auto fails = [](const std::filesystem::path& p, const char* what) {
+    try {
+      Model m(context(), p);
+      FAIL("opened " << p);
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK(one_line(e));
+      CHECK_THAT(e.what(), Catch::Contains(p.filename().string()));
+      CHECK_THAT(e.what(), Catch::Contains(what, Catch::CaseSensitive::No));
+    }
+  };
+  fails(temp_path("infini-api-no-such-file.gguf"), "");
+  const auto junk = temp_path("infini-api-junk.gguf");
+  std::ofstream(junk, std::ios::binary) << "this is not a GGUF file at all, just text";
+  fails(junk, "magic");
+  std::filesystem::remove(junk);
+
+  TempModel file(small(), "infini-api-errors.gguf");
+  Session s(Model(context(), file.path));  // the session keeps the model alive
+  CHECK_THROWS_WITH(s.generate(1), Catch::Contains("feed at least one token"));
+  CHECK_THROWS_AS(s.feed(std::vector<int32_t>{}), Error);
+  const auto damaged = temp_path("infini-api-damaged.bin");
+  std::ofstream(damaged, std::ios::binary) << "garbage";
+  try {
+    s.restore(damaged);
+    FAIL("restored garbage");
+  } catch (const Error& e) {
+    CHECK(one_line(e));
+  }
+  std::filesystem::remove(damaged);
+  CHECK_THROWS_AS(s.restore(temp_path("infini-api-no-such-state.bin")), Error);
+}
+
+TEST_CASE("The README's model example runs", "[api][gpu]") {
+  TempModel file(small(8), "infini-api-readme.gguf");
+  const auto state = temp_path("infini-api-readme.bin");
+  std::ostringstream story;
+  std::streambuf* const cout = std::cout.rdbuf(story.rdbuf());
+  try {
+    readme_example(file.path, state);
+  } catch (...) {
+    std::cout.rdbuf(cout);
+    throw;
+  }
+  std::cout.rdbuf(cout);
+  CHECK(std::filesystem::exists(state));
+  Session s(Model(context(), file.path));
+  s.restore(state);
+  CHECK(s.tokens_seen() > 0);
+  CHECK(!story.str().empty());
+  std::filesystem::remove(state);
+}
+
+}  // namespace
+}  // namespace infini::test
