@@ -9,7 +9,10 @@ packages=(
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   catch2 libcli11-dev nlohmann-json3-dev
   python3 python3-numpy
+  clang
 )
+# libFuzzer and the sanitizer runtimes: their own package on Debian 12, inside clang elsewhere.
+if apt-cache show libclang-rt-dev >/dev/null 2>&1; then packages+=(libclang-rt-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "infini/attention_options.hpp"
+#include "ops/layer_snapshot.hpp"
 #include "util/dtype.hpp"
 #include "vk/buffer.hpp"
 #include "vk/command_stream.hpp"
@@ -30,16 +31,6 @@ struct TokenRows {
 // shared memory, as CPU drivers like. Auto picks Rows on CPU devices when D and Dv are multiples
 // of 4, else Tiled. Both give the same result up to summation order.
 enum class AttentionKernel { Auto, Tiled, Rows };
-
-// The stream state of a layer on the host: what a session file stores. Sizes follow the shape,
-// the input type and the open token count, never the stream length.
-struct LayerSnapshot {
-  uint32_t open = 0;             // tokens in the open segment
-  int64_t segments_written = 0;
-  std::vector<std::byte> m, z;   // f32 [Hkv][D][Dv], [Hkv][D]
-  std::vector<std::byte> k, v;   // the open segment's raw K [open][Hkv][D], V [open][Hkv][Dv] (input type)
-  std::vector<std::byte> kr;     // its rotated K, f32 [open][Hkv][D]
-};
 
 class InfiniAttentionLayer {
  public:

@@ -11,13 +11,6 @@ namespace {
 
 constexpr char kMagic[8] = {'I', 'N', 'F', 'S', 'T', 'A', 'T', 'E'};
 
-// FNV-1a, 64 bit: catches truncation, bit flips and edits; not a defence against forgery.
-uint64_t fnv1a(std::span<const std::byte> bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (std::byte b : bytes) h = (h ^ uint64_t(b)) * 0x100000001b3ull;
-  return h;
-}
-
 class Writer {
  public:
   template <typename T>
@@ -64,6 +57,13 @@ class Reader {
 
 }  // namespace
 
+// FNV-1a, 64 bit: catches truncation, bit flips and edits; not a defence against forgery.
+uint64_t session_state_checksum(std::span<const std::byte> body) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (std::byte b : body) h = (h ^ uint64_t(b)) * 0x100000001b3ull;
+  return h;
+}
+
 std::string StateFingerprint::describe() const {
   return "vocab " + std::to_string(vocab) + ", embd " + std::to_string(embd) + ", " + std::to_string(layers) +
          " layers, heads " + std::to_string(heads) + "/" + std::to_string(heads_kv) + ", head dim " +
@@ -86,7 +86,7 @@ std::vector<std::byte> encode_session_state(const SessionState& state) {
     w.put<int64_t>(l.segments_written);
     for (const auto* b : {&l.m, &l.z, &l.k, &l.v, &l.kr}) w.blob(*b);
   }
-  w.put<uint64_t>(fnv1a(w.out));
+  w.put<uint64_t>(session_state_checksum(w.out));
   return std::move(w.out);
 }
 
@@ -102,7 +102,8 @@ SessionState decode_session_state(std::span<const std::byte> bytes, const std::s
   if (version != kSessionStateVersion)
     throw Error(name + ": state file version " + std::to_string(version) + " is not supported (this build reads " +
                 std::to_string(kSessionStateVersion) + ")");
-  if (fnv1a(body) != stored) throw Error(name + ": state file checksum mismatch (the file is damaged or truncated)");
+  if (session_state_checksum(body) != stored)
+    throw Error(name + ": state file checksum mismatch (the file is damaged or truncated)");
 
   SessionState state;
   StateFingerprint& f = state.fingerprint;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/infini_attention_layer.hpp"
+#include "ops/layer_snapshot.hpp"
 
 namespace infini::stream {
 
@@ -31,6 +31,9 @@ struct SessionState {
 };
 
 std::vector<std::byte> encode_session_state(const SessionState& state);
+// The checksum stored in the last 8 bytes, over everything before them (FNV-1a, 64 bit). Public
+// so that the fuzz target can repair it and reach the parser behind it.
+uint64_t session_state_checksum(std::span<const std::byte> body);
 // `name` prefixes error messages.
 SessionState decode_session_state(std::span<const std::byte> bytes, const std::string& name);
 

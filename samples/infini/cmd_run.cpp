@@ -1,5 +1,6 @@
 // infini run: streams text of any length through a GGUF model (segment by segment, progress on
-// stderr), then generates -n tokens and prints them to stdout as they come.
+// stderr), then generates -n tokens and prints them to stdout as they come. Long prefills can
+// checkpoint their state every K segments and be resumed from the last checkpoint after a crash.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "command.hpp"
+#include "io/npy.hpp"
 #include "model/sampler.hpp"
 #include "model/spm_tokenizer.hpp"
 #include "model_options.hpp"
@@ -23,6 +25,9 @@ struct RunArgs {
   model::SamplerOptions sampling;
   bool quiet = false;
   std::string load_state, save_state;
+  int64_t checkpoint_every = 0;  // segments between checkpoints during prefill (0: none)
+  bool resume = false;           // the input restarts the stream the state was saved from
+  std::string logits_out;
 };
 
 std::string read_input(const RunArgs& args) {
@@ -39,11 +44,21 @@ std::string read_input(const RunArgs& args) {
   return text.str();
 }
 
+// Where a resumed run picks up its input: after the tokens the state already holds.
+size_t resume_point(const std::string& state_file, int64_t held, size_t input) {
+  if (held >= int64_t(input))
+    throw Error(state_file + ": the state already holds " + std::to_string(held) + " tokens and the input has " +
+                std::to_string(input) + "; nothing is left to resume");
+  return size_t(held);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 int run_text(const RunArgs& args) {
+  if (args.checkpoint_every > 0 && args.save_state.empty()) throw Error("--checkpoint-every needs --save-state");
+  if (args.resume && args.load_state.empty()) throw Error("--resume needs --load-state");
   const std::string text = read_input(args);
   OpenModel m = open_model(args.model);
   const model::SpmTokenizer tokenizer(m.weights.vocab);
@@ -52,21 +67,38 @@ int run_text(const RunArgs& args) {
   model::Sampler sampler(args.sampling);
   model::LlamaRunner& runner = *m.runner;
   const int64_t segment = runner.options().infini.segment;
-  // A restored session continues its stream: the new text follows what it has already read.
-  if (!args.load_state.empty()) runner.restore_state(stream::read_session_state(args.load_state));
+  // A restored session continues its stream: the new text follows what it has already read,
+  // unless --resume says the input is that stream again from its start.
+  size_t done = 0;
+  if (!args.load_state.empty()) {
+    runner.restore_state(stream::read_session_state(args.load_state));
+    if (args.resume) done = resume_point(args.load_state, runner.tokens_seen(), ids.size());
+  }
 
-  // Prefill one segment at a time so progress can be shown for inputs of any length.
+  // Prefill one segment at a time so progress can be shown for inputs of any length. Pieces end
+  // on segment boundaries, so a checkpoint there resumes into exactly the same pieces.
   const auto t0 = std::chrono::steady_clock::now();
+  const size_t resumed = done;
   std::vector<float> logits;
-  for (size_t done = 0; done < ids.size();) {
+  while (done < ids.size()) {
     const size_t piece = std::min(ids.size() - done, size_t(segment - runner.tokens_seen() % segment));
     logits = runner.forward(std::span<const int32_t>(ids).subspan(done, piece), false);
     done += piece;
+    const int64_t segments = runner.tokens_seen() / segment;
+    // Never checkpoint the whole input: a run resumed from it would have no logits to continue.
+    if (args.checkpoint_every > 0 && runner.tokens_seen() % segment == 0 && segments % args.checkpoint_every == 0 &&
+        done < ids.size())
+      stream::write_session_state(args.save_state, runner.save_state());
     if (!args.quiet)
       std::fprintf(stderr, "\rprefill %zu/%zu tokens, %lld segments done, %.1f tokens/s", done, ids.size(),
-                   static_cast<long long>(runner.tokens_seen() / segment), double(done) / seconds_since(t0));
+                   static_cast<long long>(segments), double(done - resumed) / seconds_since(t0));
   }
   if (!args.quiet) std::fprintf(stderr, "\n");
+  // Before any state covering the whole input is saved, so a crash after that save finds these.
+  if (!args.logits_out.empty()) {
+    const int64_t shape[] = {int64_t(logits.size())};
+    io::write_npy_f32(args.logits_out, logits, shape);
+  }
 
   const auto t1 = std::chrono::steady_clock::now();
   int produced = 0;
@@ -102,6 +134,15 @@ const RegisterCommand registration{
       app.add_flag("--quiet", args->quiet, "No progress on stderr");
       app.add_option("--load-state", args->load_state, "Continue the stream saved in this state file");
       app.add_option("--save-state", args->save_state, "Save the stream state here at the end (atomic write)");
+      app.add_option("--checkpoint-every", args->checkpoint_every,
+                     "Also save the state to --save-state every K completed segments during prefill")
+          ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+      app.add_flag("--resume", args->resume,
+                   "With --load-state: the input is the whole stream the state was saved from (the same text);"
+                   " the tokens the state already holds are skipped. To recover from a crash, rerun the same"
+                   " command with --load-state STATE --resume");
+      app.add_option("--logits-out", args->logits_out,
+                     "Write the logits of the last input position as float32 [vocab] .npy (atomic write)");
       return [args] { return run_text(*args); };
     }};
 
