@@ -20,6 +20,7 @@
 
 #include "infini/error.hpp"
 #include "util/half.hpp"
+#include "util/printable.hpp"
 
 namespace infini::io {
 
@@ -35,28 +36,6 @@ constexpr std::size_t kMaxQuoted = 40;        // longest piece of file content e
 // Headers of the arrays we accept are ~120 bytes; numpy itself refuses more than 10000 by default.
 // The cap bounds the parser's memory (a parsed value is ~50x its text) whatever a v2 header claims.
 constexpr uint64_t kMaxHeaderLength = 1u << 16;
-
-// Makes untrusted text safe for a one-line message: control bytes (and, for header content,
-// non-ASCII bytes) become \xNN, and long text is cut.
-std::string printable(std::string_view s, bool ascii_only, std::size_t max_len = std::string::npos) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (out.size() >= max_len) {
-      out += "...";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f || (ascii_only && c >= 0x80)) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
 
 [[noreturn]] void fail(std::string_view name, const std::string& what) {
   throw Error(printable(name, false) + ": " + what);
