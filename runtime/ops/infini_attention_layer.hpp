@@ -29,7 +29,8 @@ struct TokenRows {
 // Which causal-attention kernel runs. Tiled (attention_segment.comp) shares tiles through shared
 // memory, as GPUs like; Rows (attention_rows.comp) keeps whole rows in registers and touches no
 // shared memory, as CPU drivers like. Auto picks Rows on CPU devices when D and Dv are multiples
-// of 4, else Tiled. Both give the same result up to summation order.
+// of 4, else Tiled. With Rows, pieces of 1-2 tokens (decode) use attention_split.comp, which
+// splits the keys over the lanes instead. All give the same result up to summation order.
 enum class AttentionKernel { Auto, Tiled, Rows };
 
 class InfiniAttentionLayer {
