@@ -26,6 +26,7 @@ struct BenchOptions {
   std::string model;
   int64_t prefill = 512, decode = 128;
   std::vector<int64_t> stream_tokens;
+  bool interleave = false;  // model: also compare late-stream segments with fresh-stream ones, alternating
   std::string memory = "auto";
   int64_t model_segment = 0;  // 0: the file's
 };

@@ -130,6 +130,9 @@ const RegisterCommand registration{
           ->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
       app.add_option("--stream", args->options.stream_tokens, "model: comma-separated stream lengths to time")
           ->delimiter(',');
+      app.add_flag("--interleave", args->options.interleave,
+                   "model: after each --stream, alternate segments of that stream and of a fresh one, so both see "
+                   "the same machine load, and report their tokens/s ratio");
       app.add_option("--memory", args->options.memory, "model: on, off or auto")
           ->check(CLI::IsMember({"on", "off", "auto"}))->capture_default_str();
       app.add_option("--model-segment", args->options.model_segment, "model: segment length (0: the file's)")
