@@ -11,14 +11,10 @@ namespace {
 model::RunnerOptions resolve(const model::LlamaConfig& c, const ModelOptions& options, const std::string& name) {
   if (options.segment < 0) throw Error(name + ": segment length " + std::to_string(options.segment) + " is negative");
   if (options.max_piece < 1) throw Error(name + ": max_piece must be at least 1");
-  model::RunnerOptions o;
-  o.infini = c.has_infini_keys ? c.infini : InfiniOptions{};
-  o.infini.memory = options.memory == ModelOptions::MemoryMode::Auto ? c.has_infini_keys
-                                                                     : options.memory == ModelOptions::MemoryMode::On;
-  if (options.segment > 0) o.infini.segment = options.segment;
-  else if (!c.has_infini_keys) o.infini.segment = 2048;
-  o.max_piece = options.max_piece;
-  return o;
+  const model::MemoryChoice memory = options.memory == ModelOptions::MemoryMode::Auto ? model::MemoryChoice::Auto
+                                     : options.memory == ModelOptions::MemoryMode::On  ? model::MemoryChoice::On
+                                                                                       : model::MemoryChoice::Off;
+  return model::resolve_runner_options(c, memory, options.segment, options.max_piece);
 }
 
 ModelInfo describe(const model::LlamaWeights& w, const model::RunnerOptions& o, const std::string& name) {

@@ -48,6 +48,17 @@ vk::Buffer scratch(vk::Device& device, uint64_t floats, const char* label) {
 
 }  // namespace
 
+RunnerOptions resolve_runner_options(const LlamaConfig& c, MemoryChoice memory, int64_t segment,
+                                     uint32_t max_piece) {
+  RunnerOptions o;
+  o.infini = c.has_infini_keys ? c.infini : InfiniOptions{};
+  o.infini.memory = memory == MemoryChoice::Auto ? c.has_infini_keys : memory == MemoryChoice::On;
+  if (segment > 0) o.infini.segment = segment;
+  else if (!c.has_infini_keys) o.infini.segment = kPlainSegment;
+  o.max_piece = max_piece;
+  return o;
+}
+
 struct LlamaRunner::Kernels {
   ops::Embedding embed;
   ops::RmsNorm norm;
@@ -166,8 +177,9 @@ std::vector<float> LlamaRunner::forward(std::span<const int32_t> tokens, bool al
   std::vector<float> logits(all_logits ? tokens.size() * vocab : vocab);
   size_t done = 0;
   while (done < tokens.size()) {
-    // A piece never crosses a segment boundary: every layer's open segment has the same room.
-    const size_t room = layers_.empty() ? tokens.size() : layers_.front().attention->segment_room();
+    // A piece never crosses a segment boundary: every layer's open segment has the same room
+    // (a model has at least one layer; check_llama_weights makes sure).
+    const size_t room = layers_.front().attention->segment_room();
     const size_t piece = std::min({tokens.size() - done, room, size_t(options_.max_piece)});
     const bool last = done + piece == tokens.size();
     float* out = all_logits ? logits.data() + done * vocab : (last ? logits.data() : nullptr);

@@ -32,6 +32,16 @@ struct RunnerOptions {
   ops::AttentionKernel kernel = ops::AttentionKernel::Auto;
 };
 
+// What the memory does for a file: Auto = on iff the file has the Infini keys.
+enum class MemoryChoice { Auto, On, Off };
+
+// The stream options a file asks for, with the caller's overrides: a file with Infini keys runs
+// with its own conventions and segment length; a plain Llama file with memory off and segments of
+// kPlainSegment unless `segment` (> 0) says otherwise.
+inline constexpr int64_t kPlainSegment = 2048;
+RunnerOptions resolve_runner_options(const LlamaConfig& config, MemoryChoice memory, int64_t segment,
+                                     uint32_t max_piece);
+
 class LlamaRunner {
  public:
   // Checks the weights (check_llama_weights) and uploads them. The host views may be released

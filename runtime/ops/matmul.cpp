@@ -33,7 +33,8 @@ vk::KernelSource regs_kernel_for(DType a, DType b) {
   constexpr uint32_t kBuffers = 3;
   if (a == DType::F32 && b == DType::F32) return {"matmul_regs_a32_b32", matmul_regs_a32_b32, kBuffers, sizeof(Push)};
   if (a == DType::F32 && b == DType::F16) return {"matmul_regs_a32_b16", matmul_regs_a32_b16, kBuffers, sizeof(Push)};
-  return {"matmul_regs_a16_b16", matmul_regs_a16_b16, kBuffers, sizeof(Push)};
+  if (a == DType::F16 && b == DType::F16) return {"matmul_regs_a16_b16", matmul_regs_a16_b16, kBuffers, sizeof(Push)};
+  throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
 }
 
 // matmul_regs.comp blocks: 8x8 for many rows (best of 4x4..16x8 on llvmpipe); 1x16 when there is one row (decode), where each
@@ -69,7 +70,6 @@ Matmul::Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles, MatmulKe
     kernel = device.caps().is_software() ? MatmulKernel::Registers : MatmulKernel::Tiled;
   kernel_ = kernel;
   if (kernel == MatmulKernel::Registers) {
-    (void)kernel_for(a, b);  // same dtype pairs as the tiled kernel
     const uint32_t block[] = {kRegsLanes, kRegsRows, kRegsCols};
     const uint32_t row[] = {kRegsLanes, 1, kRegsRowCols};
     regs_block_ = &device.pipelines().get(regs_kernel_for(a, b), block);

@@ -11,6 +11,7 @@
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
 #include "model/llama_runner.hpp"
+#include "model_options.hpp"
 #include "vk/device.hpp"
 
 namespace infini::cli {
@@ -26,11 +27,7 @@ void bench_model(BenchRun& run) {
   const model::GgufFile file(o.model);
   const model::LlamaWeights weights = model::load_llama(file);
   const model::LlamaConfig& c = weights.config;
-  model::RunnerOptions ro;
-  ro.infini = c.has_infini_keys ? c.infini : InfiniOptions{};
-  ro.infini.memory = o.memory == "auto" ? c.has_infini_keys : o.memory == "on";
-  if (o.model_segment > 0) ro.infini.segment = o.model_segment;
-  else if (!c.has_infini_keys) ro.infini.segment = 2048;
+  model::RunnerOptions ro = model::resolve_runner_options(c, memory_choice(o.memory), o.model_segment, 1);
   ro.max_piece = uint32_t(std::min<int64_t>(ro.infini.segment, 512));
 
   vk::Device& dev = run.device;

@@ -23,13 +23,9 @@ int run_eval(const EvalArgs& args) {
   OpenModel m = open_model(args.model);
   const std::vector<float> logits = m.runner->forward(ids, args.all_logits);
   const int64_t vocab = m.weights.config.vocab;
-  if (args.all_logits) {
-    const int64_t shape[] = {int64_t(ids.size()), vocab};
-    io::write_npy_f32(args.logits, logits, shape);
-  } else {
-    const int64_t shape[] = {vocab};
-    io::write_npy_f32(args.logits, logits, shape);
-  }
+  std::vector<int64_t> shape{vocab};
+  if (args.all_logits) shape.insert(shape.begin(), int64_t(ids.size()));
+  io::write_npy_f32(args.logits, logits, shape);
   return 0;
 }
 

@@ -19,6 +19,10 @@ void add_model_options(CLI::App& app, ModelArgs& args) {
   app.add_option("--device", args.device, "Device index or name substring");
 }
 
+model::MemoryChoice memory_choice(const std::string& text) {
+  return text == "on" ? model::MemoryChoice::On : text == "off" ? model::MemoryChoice::Off : model::MemoryChoice::Auto;
+}
+
 OpenModel open_model(const ModelArgs& args) {
   OpenModel m;
   m.file = std::make_unique<model::GgufFile>(args.model);
@@ -26,13 +30,8 @@ OpenModel open_model(const ModelArgs& args) {
   m.weights = model::load_llama(*m.file, warnings);
   for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
-  const model::LlamaConfig& c = m.weights.config;
-  model::RunnerOptions o;
-  o.infini = c.has_infini_keys ? c.infini : InfiniOptions{};
-  o.infini.memory = args.memory == "auto" ? c.has_infini_keys : args.memory == "on";
-  if (args.segment > 0) o.infini.segment = args.segment;
-  else if (!c.has_infini_keys) o.infini.segment = 2048;
-  o.max_piece = args.max_piece;
+  const model::RunnerOptions o =
+      model::resolve_runner_options(m.weights.config, memory_choice(args.memory), args.segment, args.max_piece);
 
   m.context = std::make_unique<Context>(ContextOptions{.device = args.device});
   m.runner = std::make_unique<model::LlamaRunner>(m.context->vulkan_device(), m.weights, o);

@@ -24,6 +24,9 @@ struct ModelArgs {
 
 void add_model_options(CLI::App& app, ModelArgs& args);
 
+// "auto" | "on" | "off", as the --memory options of eval, run and bench take it.
+model::MemoryChoice memory_choice(const std::string& text);
+
 // Everything a model run needs, alive together (the weights point into the mapped file).
 struct OpenModel {
   std::unique_ptr<Context> context;
