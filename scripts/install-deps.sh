@@ -8,7 +8,7 @@ packages=(
   libvulkan-dev glslang-tools spirv-tools
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   catch2 libcli11-dev nlohmann-json3-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-torch
   clang
 )
 # libFuzzer and the sanitizer runtimes: their own package on Debian 12, inside clang elsewhere.

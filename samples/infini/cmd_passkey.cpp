@@ -1,0 +1,249 @@
+// infini passkey: the passkey retrieval test of the Infini-attention paper (its Table 3). For each
+// length and depth, K inputs hide a random 5-digit key in filler text and end with a question;
+// each is streamed through a fresh session and the model's greedy answer is compared with the key.
+// Prints accuracy per depth as a table, or one JSON object per (length, depth) with --json.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "command.hpp"
+#include "infini/error.hpp"
+#include "model/spm_tokenizer.hpp"
+#include "model_options.hpp"
+#include "passkey_text.hpp"
+#include "util/printable.hpp"
+#include "vk/device.hpp"
+
+namespace infini::cli {
+namespace {
+
+struct PasskeyArgs {
+  ModelArgs model;
+  std::vector<std::string> lengths{"16K"};
+  std::vector<std::string> depths{"start", "middle", "end"};
+  int trials = 5;
+  uint64_t seed = 0;
+  int answer_tokens = 8;
+  bool json = false;
+  bool quiet = false;
+  std::string dump_inputs;  // JSON lines: each trial's depth, key, input tokens and answer
+};
+
+// A named depth is a third of the input, drawn uniformly per trial; a number is an exact depth.
+struct Depth {
+  std::string name;
+  double lo, hi;
+};
+
+Depth parse_depth(const std::string& s) {
+  if (s == "start") return {s, 0.0, 1.0 / 3};
+  if (s == "middle") return {s, 1.0 / 3, 2.0 / 3};
+  if (s == "end") return {s, 2.0 / 3, 1.0};
+  size_t used = 0;
+  double d = -1;
+  try {
+    d = std::stod(s, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != s.size() || !(d >= 0.0 && d <= 1.0))
+    throw Error("--depths: '" + printable(s, true, 32) + "' is not start, middle, end or a number from 0 to 1");
+  return {s, d, d};
+}
+
+// "4096", "4K" (4096), "1M" (1048576).
+int64_t parse_length(const std::string& s) {
+  const std::string bad = "--length: '" + printable(s, true, 32) + "' is not a token count like 4096, 32K or 1M";
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) throw Error(bad);
+  size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    throw Error(bad);
+  }
+  int shift = 0;
+  if (used + 1 == s.size() && (s[used] == 'K' || s[used] == 'k')) shift = 10;
+  else if (used + 1 == s.size() && (s[used] == 'M' || s[used] == 'm')) shift = 20;
+  else if (used != s.size()) throw Error(bad);
+  if (n < 1 || n > (int64_t(1) << (40 - shift))) throw Error(bad + " (1 to 2^40)");
+  return int64_t(n) << shift;
+}
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::string first_digit_run(const std::string& text) {
+  const auto begin = std::find_if(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const auto end = std::find_if(begin, text.end(), [](char c) { return c < '0' || c > '9'; });
+  return std::string(begin, end);
+}
+
+struct Trial {
+  double depth;
+  std::string key, answer;
+  std::vector<int32_t> input, answer_tokens;
+  double prefill_s;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Trial run_trial(model::LlamaRunner& runner, const model::SpmTokenizer& tokenizer, int64_t length, double depth,
+                const std::string& key, const PasskeyArgs& args) {
+  const std::string text = passkey_text(passkey_filler_for_tokens(length), depth, key);
+  const std::vector<int32_t> ids = tokenizer.encode(text, tokenizer.add_bos());
+  const int64_t segment = runner.options().infini.segment;
+  runner.reset();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> logits;
+  for (size_t done = 0; done < ids.size();) {
+    const size_t piece = std::min(ids.size() - done, size_t(segment - runner.tokens_seen() % segment));
+    logits = runner.forward(std::span<const int32_t>(ids).subspan(done, piece), false);
+    done += piece;
+    if (!args.quiet && ids.size() > 65536 && (runner.tokens_seen() / segment) % 64 == 0)
+      std::fprintf(stderr, "\r  %zu/%zu tokens, %.0f tokens/s ", done, ids.size(), double(done) / seconds_since(t0));
+  }
+  const double prefill_s = seconds_since(t0);
+  if (!args.quiet && ids.size() > 65536) std::fprintf(stderr, "\r%60s\r", "");
+  std::vector<int32_t> answer;
+  for (int i = 0; i < args.answer_tokens; ++i) {
+    const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    if (next == tokenizer.eos()) break;
+    answer.push_back(next);
+    logits = runner.forward(std::span<const int32_t>(&next, 1), false);
+  }
+  return {depth, key, tokenizer.decode(answer, false), ids, answer, prefill_s};
+}
+
+int run_passkey(const PasskeyArgs& args) {
+  std::vector<int64_t> lengths;
+  for (const std::string& s : args.lengths) lengths.push_back(parse_length(s));
+  std::vector<Depth> depths;
+  for (const std::string& s : args.depths) depths.push_back(parse_depth(s));
+  OpenModel m = open_model(args.model);
+  const model::SpmTokenizer tokenizer(m.weights.vocab);
+  model::LlamaRunner& runner = *m.runner;
+  vk::Device& device = m.context->vulkan_device();
+  const auto& o = runner.options().infini;
+  std::FILE* trials_out = args.json ? stderr : stdout;
+  std::ofstream dump;
+  if (!args.dump_inputs.empty()) {
+    dump.open(args.dump_inputs, std::ios::binary | std::ios::trunc);
+    if (!dump) throw Error(args.dump_inputs + ": cannot write");
+  }
+  if (!args.json)
+    std::printf("passkey retrieval: %s, segment %lld, memory %s, %d trials per cell\n", args.model.model.c_str(),
+                static_cast<long long>(o.segment), o.memory ? "on" : "off", args.trials);
+
+  struct Row {
+    int64_t length;
+    std::vector<double> accuracy;
+    double tokens_per_s;
+    uint64_t peak;
+  };
+  std::vector<Row> rows;
+  for (const int64_t length : lengths) {
+    if (passkey_filler_for_tokens(length) == 0)
+      throw Error("--length " + std::to_string(length) + " is shorter than the question and key alone (" +
+                  std::to_string(passkey_fixed_chars() + 2) + " tokens)");
+    Row row{length, {}, 0, 0};
+    int64_t all_tokens = 0;
+    double all_s = 0;
+    for (size_t d = 0; d < depths.size(); ++d) {
+      device.reset_peak();
+      int correct = 0;
+      int64_t tokens = 0;
+      double seconds = 0;
+      for (int t = 0; t < args.trials; ++t) {
+        uint64_t state = args.seed ^ (uint64_t(length) * 0x100000001b3ull) ^ (uint64_t(d) << 48) ^ uint64_t(t);
+        char key[8];
+        std::snprintf(key, sizeof key, "%05u", unsigned(splitmix64(state) % 100000));
+        const double u = double(splitmix64(state) >> 11) * 0x1.0p-53;
+        const Trial r = run_trial(runner, tokenizer, length, depths[d].lo + u * (depths[d].hi - depths[d].lo), key, args);
+        const bool ok = first_digit_run(r.answer) == r.key;
+        correct += ok;
+        tokens += int64_t(r.input.size());
+        if (dump.is_open()) {
+          dump << nlohmann::json{{"length", length}, {"depth", r.depth}, {"key", r.key}, {"answer", r.answer},
+                                 {"answer_tokens", r.answer_tokens}, {"tokens", r.input}}.dump()
+               << "\n";
+          if (!dump) throw Error(args.dump_inputs + ": write failed");
+        }
+        seconds += r.prefill_s;
+        std::fprintf(trials_out, "  %lld tokens, depth %.3f (%s): key %s, answer '%s' %s, %.0f tokens/s\n",
+                     static_cast<long long>(r.input.size()), r.depth, depths[d].name.c_str(), r.key.c_str(),
+                     printable(r.answer, false, 64).c_str(), ok ? "ok" : "WRONG", double(r.input.size()) / r.prefill_s);
+        std::fflush(trials_out);
+      }
+      const double accuracy = double(correct) / args.trials;
+      row.accuracy.push_back(accuracy);
+      row.peak = std::max(row.peak, device.peak_allocated_bytes());
+      all_tokens += tokens;
+      all_s += seconds;
+      if (args.json) {
+        const nlohmann::json line{{"length", length},
+                                  {"depth", depths[d].name},
+                                  {"trials", args.trials},
+                                  {"accuracy", accuracy},
+                                  {"tokens_per_s", double(tokens) / seconds},
+                                  {"peak_device_bytes", uint64_t(device.peak_allocated_bytes())},
+                                  {"device", device.caps().name},
+                                  {"model", args.model.model},
+                                  {"segment", o.segment}};
+        std::cout << line.dump() << std::endl;
+      }
+    }
+    row.tokens_per_s = double(all_tokens) / all_s;
+    rows.push_back(row);
+  }
+  if (!args.json) {
+    std::printf("\n%-10s", "length");
+    for (const Depth& d : depths) std::printf(" %8s", d.name.c_str());
+    std::printf(" %10s %18s\n", "tokens/s", "peak device bytes");
+    for (const Row& r : rows) {
+      std::printf("%-10lld", static_cast<long long>(r.length));
+      for (double a : r.accuracy) std::printf(" %7.0f%%", 100.0 * a);
+      std::printf(" %10.0f %18llu\n", r.tokens_per_s, static_cast<unsigned long long>(r.peak));
+    }
+  }
+  return 0;
+}
+
+const RegisterCommand registration{
+    "passkey", "Passkey retrieval: accuracy per depth for inputs of any length (the paper's Table 3)",
+    [](CLI::App& app) {
+      auto args = std::make_shared<PasskeyArgs>();
+      add_model_options(app, args->model);
+      app.add_option("--length", args->lengths, "Input lengths in tokens, comma-separated (4096, 32K, 1M)")
+          ->delimiter(',')
+          ->capture_default_str();
+      app.add_option("--depths", args->depths,
+                     "Where the key is: start, middle, end (a third of the input each, drawn per trial) or a "
+                     "fraction from 0 to 1; comma-separated")
+          ->delimiter(',')
+          ->capture_default_str();
+      app.add_option("--trials", args->trials, "Inputs per length and depth")
+          ->check(CLI::Range(1, 1 << 20))
+          ->capture_default_str();
+      app.add_option("--seed", args->seed, "Seed of the keys and depths")->capture_default_str();
+      app.add_option("--answer-tokens", args->answer_tokens, "Most tokens generated for an answer")
+          ->check(CLI::Range(1, 64))
+          ->capture_default_str();
+      app.add_flag("--json", args->json, "One JSON object per length and depth on stdout; trials on stderr");
+      app.add_flag("--quiet", args->quiet, "No progress on stderr");
+      app.add_option("--dump-inputs", args->dump_inputs,
+                     "Write each trial as a JSON line (length, depth, key, answer, input tokens) to this file");
+      return [args] { return run_passkey(*args); };
+    }};
+
+}  // namespace
+}  // namespace infini::cli

@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""Trains the passkey demo model (a small Llama with Infini-attention) on CPU and exports GGUF.
+
+    /usr/bin/python3 samples/passkey/train_passkey.py --out samples/passkey/passkey.gguf
+
+Seeded and reproducible for a given thread count (torch reductions depend on it). Each example is
+one fresh stream: filler text, a 5-digit key at a random depth, a question; the loss is the answer
+(next-character cross-entropy elsewhere too, at a small weight). Gradients flow through every
+segment of the stream, so the model learns what to write into the compressive memory and when to
+read it. Training lengths grow by stages (a curriculum); see STAGES.
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import passkey_task as task  # noqa: E402
+from infini_llama import Config, InfiniLlama  # noqa: E402
+import model_gguf  # noqa: E402
+
+# (steps, segments per stream at most, batch): short streams teach the mechanism, long ones teach
+# it to keep filler out of the memory so that it survives a million tokens.
+STAGES = [(1200, 4, 8), (600, 8, 4), (300, 16, 2)]
+
+
+def make_batch(rng, segments, batch, cfg, boundary_share=0.25):
+    """Token ids [batch, T] and loss weights [batch, T] (weight of predicting token t+1 at t)."""
+    T = segments * cfg.segment
+    rows, weights = [], []
+    for _ in range(batch):
+        key = f"{rng.integers(0, 100000):05d}"
+        answer = task.encode_continuation(task.ANSWER.format(key=key))
+        fixed = 2 + task.fixed_chars()
+        f_max = T - fixed - len(answer)
+        f = int(rng.integers(max(0, f_max - (segments - 1) * cfg.segment), f_max + 1))
+        if rng.random() < boundary_share:  # the question ends within a few tokens of a segment boundary
+            prompt = fixed + f
+            r = int(rng.integers(-8, 8)) % cfg.segment
+            f -= (prompt - r) % cfg.segment
+            f = max(f, 0)
+        prompt = task.encode(task.passkey_text(f, float(rng.random()), key))
+        ids = prompt + answer
+        w = np.full(T, 0.05, dtype=np.float32)
+        w[len(prompt) - 1:len(ids) - 1] = 1.0
+        w[len(ids) - 1:] = 0.0
+        ids = ids + [task.EOS] * (T - len(ids))
+        rows.append(ids)
+        weights.append(w)
+    return torch.tensor(rows), torch.from_numpy(np.stack(weights))
+
+
+def answer_accuracy(logits, tokens, weights):
+    """Share of streams whose whole answer is predicted (greedy) correctly."""
+    pred = logits[:, :-1].argmax(-1)
+    target = tokens[:, 1:]
+    answer = weights[:, :-1] >= 1.0
+    wrong = ((pred != target) & answer).any(dim=1)
+    return 1.0 - wrong.float().mean().item()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--embd", type=int, default=128)
+    ap.add_argument("--layers", type=int, default=3)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--ffn", type=int, default=256)
+    ap.add_argument("--segment", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every stage's steps (for quick trials)")
+    ap.add_argument("--checkpoint", default="", help="save/resume training state here")
+    args = ap.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    cfg = Config(vocab=len(task.VOCAB), embd=args.embd, layers=args.layers, heads=args.heads,
+                 kv_heads=args.heads, ffn=args.ffn, segment=args.segment)
+    model = InfiniLlama(cfg)
+    for name, p in model.named_parameters():
+        if p.dim() == 2:
+            torch.nn.init.normal_(p, std=0.02)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0, betas=(0.9, 0.98))
+    stages = [(max(1, int(s * args.scale)), segs, b) for s, segs, b in STAGES]
+    total = sum(s for s, _, _ in stages)
+    step = 0
+    if args.checkpoint and os.path.exists(args.checkpoint):
+        state = torch.load(args.checkpoint)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        step = state["step"]
+        print(f"resumed at step {step}", flush=True)
+
+    started = time.time()
+    recent = []
+    stage_start = 0
+    for steps, segments, batch in stages:
+        for i in range(steps):
+            if stage_start + i < step:
+                continue
+            lr = args.lr * min(1.0, (step + 1) / 100) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / total)))
+            for group in opt.param_groups:
+                group["lr"] = lr
+            tokens, weights = make_batch(np.random.default_rng([args.seed, step]), segments, batch, cfg)
+            logits = model(tokens)
+            ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
+            w = weights[:, :-1].reshape(-1)
+            loss = (ce * w).sum() / w.sum()
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            step += 1
+            recent.append(answer_accuracy(logits.detach(), tokens, weights))
+            if step % 50 == 0:
+                print(f"step {step}/{total} segments {segments} loss {loss.item():.4f} "
+                      f"answer acc {np.mean(recent):.3f} lr {lr:.2e} {time.time() - started:.0f}s", flush=True)
+                recent = []
+            if args.checkpoint and step % 100 == 0:
+                torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, args.checkpoint)
+        stage_start += steps
+    model_gguf.export(model, args.out, "infini passkey demo")
+    print(f"wrote {args.out} after {step} steps, {time.time() - started:.0f}s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
