@@ -1,12 +1,13 @@
 #version 450
-// Token embedding: out[t][:] = table[ids[t]][:] as f32. Ids were range-checked on the host.
+// Token embedding: out[t][:] = table[ids[t]][:] as f32. Ids were range-checked on the host. The
+// table may be one chunk of rows [first_row, first_row + rows): tokens outside it are left alone.
 //! variant f32
 //! variant f16 -DTABLE_F16
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
 
 layout(local_size_x = 256) in;
-layout(push_constant) uniform Params { uint tokens, dim; } p;
+layout(push_constant) uniform Params { uint tokens, dim, first_row, rows; } p;
 
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 #ifdef TABLE_F16
@@ -20,5 +21,6 @@ void main() {
   const uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   if (i >= p.tokens * p.dim) return;
   const uint t = i / p.dim, c = i % p.dim;
-  out_data[i] = load_Table(ids[t] * p.dim + c);
+  const uint row = ids[t] - p.first_row;  // wraps around below first_row
+  if (row < p.rows) out_data[i] = load_Table(row * p.dim + c);
 }

@@ -23,12 +23,12 @@ constexpr size_t kMaxRecordedPieces = 512;
 
 DType dtype_of(const TensorView& t) { return t.type == TensorType::F16 ? DType::F16 : DType::F32; }
 
-// Weights are stored on the device exactly as in the file (f32 or packed f16).
-vk::Buffer upload_raw(vk::Device& device, const TensorView& t) {
-  const uint64_t bytes = std::max<uint64_t>(4, (t.data.size() + 3) / 4 * 4);
-  vk::Buffer b(device, bytes, vk::MemoryUse::DeviceLocal, t.name);
-  vk::upload(b, 0, t.data.data(), t.data.size());
-  return b;
+// Weight matrices are stored on the device exactly as in the file (f32 or packed f16), in as
+// many row chunks as the device's buffer limits need (one on most devices).
+ops::RowChunks upload_matrix(vk::Device& device, const TensorView& t) {
+  const uint64_t rows = t.shape.size() > 1 ? uint64_t(t.shape[1]) : 1;
+  return ops::RowChunks(device, t.name, t.data, rows, t.data.size() / std::max<uint64_t>(rows, 1),
+                        ops::max_chunk_bytes(device.caps()));
 }
 
 // Norm weights are small and read as f32 by the kernels.
@@ -83,15 +83,15 @@ struct LlamaRunner::Scratch {
 };
 
 struct LlamaRunner::Layer {
-  vk::Buffer attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;
+  vk::Buffer attn_norm, ffn_norm;
+  ops::RowChunks wq, wk, wv, wo, w_gate, w_up, w_down;
   ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
   std::unique_ptr<ops::InfiniAttentionLayer> attention;
 
   Layer(vk::Device& d, const LlamaLayerWeights& w)
-      : attn_norm(upload_f32(d, w.attn_norm)),
-        wq(upload_raw(d, w.wq)), wk(upload_raw(d, w.wk)), wv(upload_raw(d, w.wv)), wo(upload_raw(d, w.wo)),
-        ffn_norm(upload_f32(d, w.ffn_norm)),
-        w_gate(upload_raw(d, w.ffn_gate)), w_up(upload_raw(d, w.ffn_up)), w_down(upload_raw(d, w.ffn_down)),
+      : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)),
+        wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
+        w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
         mm_q(d, DType::F32, dtype_of(w.wq)), mm_k(d, DType::F32, dtype_of(w.wk)), mm_v(d, DType::F32, dtype_of(w.wv)),
         mm_o(d, DType::F32, dtype_of(w.wo)), mm_gate(d, DType::F32, dtype_of(w.ffn_gate)),
         mm_up(d, DType::F32, dtype_of(w.ffn_up)), mm_down(d, DType::F32, dtype_of(w.ffn_down)) {}
@@ -101,17 +101,27 @@ LlamaRunner::LlamaRunner(vk::Device& device, const LlamaWeights& weights, const 
     : device_(device),
       config_((check_llama_weights(weights), weights.config)),
       options_(options),
-      token_embd_(upload_raw(device, weights.token_embd)),
+      token_embd_(upload_matrix(device, weights.token_embd)),
       output_norm_(upload_f32(device, weights.output_norm)),
       embd_type_(dtype_of(weights.token_embd)),
       output_type_(dtype_of(weights.output)) {
   if (options.max_piece < 1) throw Error("model: max_piece must be >= 1");
+  // Each activation buffer of a piece must fit one buffer of the device: fewer tokens per piece
+  // on devices with small limits (the outputs do not change, only the number of submissions).
+  const LlamaConfig& cfg = config_;
+  const uint64_t widest_row = 4 * uint64_t(std::max({cfg.embd, cfg.heads * cfg.head_dim, cfg.ffn, cfg.vocab}));
+  const uint64_t fit = ops::max_chunk_bytes(device.caps()) / widest_row;
+  if (fit == 0)
+    throw Error("model: one token's activations (" + std::to_string(widest_row) +
+                " bytes) exceed the device's largest buffer (maxStorageBufferRange / maxMemoryAllocationSize) of " +
+                std::to_string(ops::max_chunk_bytes(device.caps())) + " bytes");
+  options_.max_piece = uint32_t(std::min<uint64_t>(options.max_piece, fit));
   options_.infini.rope = config_.rope;
   const LlamaConfig& c = config_;
   const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
   kernels_ = std::make_unique<Kernels>(device, embd_type_);
   const bool tied = weights.output.data.data() == weights.token_embd.data.data();
-  if (!tied) output_ = std::make_unique<vk::Buffer>(upload_raw(device, weights.output));
+  if (!tied) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));
 
   layers_.reserve(weights.layers.size());
   for (size_t i = 0; i < weights.layers.size(); ++i) {
@@ -126,7 +136,7 @@ LlamaRunner::LlamaRunner(vk::Device& device, const LlamaWeights& weights, const 
                                                                   options.kernel);
   }
 
-  scratch_ = std::make_unique<Scratch>(device, c, options.max_piece);
+  scratch_ = std::make_unique<Scratch>(device, c, options_.max_piece);
   stream_ = std::make_unique<vk::CommandStream>(device);
   logits_matmul_ = std::make_unique<ops::Matmul>(device, DType::F32, output_ ? output_type_ : embd_type_);
 }
@@ -212,29 +222,30 @@ void LlamaRunner::run_piece(std::span<const int32_t> tokens, bool all_logits, fl
   vk::CommandStream& stream = fresh ? *fresh : *stream_;
   stream.begin();
   const Kernels& k = *kernels_;
-  k.embed.record(stream, whole(s.ids), whole(token_embd_), whole(s.x), n, e);
+  k.embed.record(stream, whole(s.ids), token_embd_, whole(s.x), n, e);
+  auto matmul = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, const vk::Buffer& out_buf,
+                    uint32_t out, uint32_t in) { ops::record_matmul_chunks(mm, stream, {n, out, in, whole(a), {}, whole(out_buf)}, b); };
   for (Layer& l : layers_) {
     k.norm.record(stream, whole(s.x), whole(l.attn_norm), whole(s.h), n, e, eps);
-    l.mm_q.record(stream, {n, qd, e, whole(s.h), whole(l.wq), whole(s.q)});
-    l.mm_k.record(stream, {n, kvd, e, whole(s.h), whole(l.wk), whole(s.k)});
-    l.mm_v.record(stream, {n, kvd, e, whole(s.h), whole(l.wv), whole(s.v)});
+    matmul(l.mm_q, s.h, l.wq, s.q, qd, e);
+    matmul(l.mm_k, s.h, l.wk, s.k, kvd, e);
+    matmul(l.mm_v, s.h, l.wv, s.v, kvd, e);
     l.attention->record(stream, {&s.q, 0}, {&s.k, 0}, {&s.v, 0}, s.attn, n);
-    l.mm_o.record(stream, {n, e, qd, whole(s.attn), whole(l.wo), whole(s.h)});
+    matmul(l.mm_o, s.attn, l.wo, s.h, e, qd);
     k.add.record(stream, whole(s.x), whole(s.h), n * e);
     k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);
-    l.mm_gate.record(stream, {n, f, e, whole(s.h), whole(l.w_gate), whole(s.ffn_gate)});
-    l.mm_up.record(stream, {n, f, e, whole(s.h), whole(l.w_up), whole(s.ffn_up)});
+    matmul(l.mm_gate, s.h, l.w_gate, s.ffn_gate, f, e);
+    matmul(l.mm_up, s.h, l.w_up, s.ffn_up, f, e);
     k.swiglu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
-    l.mm_down.record(stream, {n, e, f, whole(s.ffn_gate), whole(l.w_down), whole(s.h)});
+    matmul(l.mm_down, s.ffn_gate, l.w_down, s.h, e, f);
     k.add.record(stream, whole(s.x), whole(s.h), n * e);
   }
   // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
   if (rows) {
     k.norm.record(stream, whole(s.x), whole(output_norm_), whole(s.h), n, e, eps);
-    const vk::Buffer& w = output_ ? *output_ : token_embd_;
-    ops::MatmulArgs args{rows, vocab, e, whole(s.h), whole(w), whole(s.logits)};
+    ops::MatmulArgs args{rows, vocab, e, whole(s.h), {}, whole(s.logits)};
     args.a_offset = (n - rows) * e;
-    logits_matmul_->record(stream, args);
+    ops::record_matmul_chunks(*logits_matmul_, stream, args, output_ ? *output_ : token_embd_);
   }
   stream.end();
   stream.submit_and_wait();

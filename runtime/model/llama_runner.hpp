@@ -16,6 +16,7 @@
 #include "model/llama_weights.hpp"
 #include "ops/infini_attention_layer.hpp"
 #include "ops/matmul.hpp"
+#include "ops/row_chunks.hpp"
 #include "vk/command_stream.hpp"
 #include "stream/session_state.hpp"
 #include "vk/buffer.hpp"
@@ -78,8 +79,9 @@ class LlamaRunner {
   RunnerOptions options_;
   std::unique_ptr<Kernels> kernels_;
   std::vector<Layer> layers_;
-  vk::Buffer token_embd_, output_norm_;
-  std::unique_ptr<vk::Buffer> output_;  // null when tied to token_embd
+  ops::RowChunks token_embd_;
+  vk::Buffer output_norm_;
+  std::unique_ptr<ops::RowChunks> output_;  // null when tied to token_embd
   DType embd_type_, output_type_;
   std::unique_ptr<Scratch> scratch_;  // activations of one piece of at most max_piece tokens
   std::unique_ptr<vk::CommandStream> stream_;  // for reset() and for shapes past the cache's capacity

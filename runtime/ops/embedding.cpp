@@ -10,7 +10,7 @@
 namespace infini::ops {
 namespace {
 struct Push {
-  uint32_t tokens, dim;
+  uint32_t tokens, dim, first_row, rows;
 };
 }  // namespace
 
@@ -22,11 +22,23 @@ Embedding::Embedding(vk::Device& device, DType table)
 
 void Embedding::record(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
                        const vk::BufferRange& out, uint32_t tokens, uint32_t dim) const {
+  record_rows(stream, ids, table, out, tokens, dim, 0, UINT32_MAX);
+}
+
+void Embedding::record(vk::CommandStream& stream, const vk::BufferRange& ids, const RowChunks& table,
+                       const vk::BufferRange& out, uint32_t tokens, uint32_t dim) const {
+  for (const RowChunk& c : table.chunks())
+    record_rows(stream, ids, vk::BufferRange::whole(c.buffer), out, tokens, dim, c.first_row, c.rows);
+}
+
+void Embedding::record_rows(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
+                            const vk::BufferRange& out, uint32_t tokens, uint32_t dim, uint32_t first_row,
+                            uint32_t rows) const {
   if (tokens == 0) return;
   if (ids.size < uint64_t(tokens) * 4 || out.size < uint64_t(tokens) * dim * 4)
     throw Error("embedding: ids or output range too small for " + std::to_string(tokens) + " tokens");
   stream.dispatch(*pipeline_, {{ids, vk::Access::Read}, {table, vk::Access::Read}, {out, vk::Access::Write}},
-                  Push{tokens, dim}, grid_1d(uint64_t(tokens) * dim, 256, device_.caps()));
+                  Push{tokens, dim, first_row, rows}, grid_1d(uint64_t(tokens) * dim, 256, device_.caps()));
 }
 
 }  // namespace infini::ops

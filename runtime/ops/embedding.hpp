@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "util/dtype.hpp"
+#include "ops/row_chunks.hpp"
 #include "vk/command_stream.hpp"
 
 namespace infini::vk {
@@ -18,8 +19,13 @@ class Embedding {
   // out[t][:] = table[ids[t]][:] for t < tokens; ids are uint32 already checked against the vocab.
   void record(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
               const vk::BufferRange& out, uint32_t tokens, uint32_t dim) const;
+  // The same for a table stored as row chunks (one dispatch per chunk).
+  void record(vk::CommandStream& stream, const vk::BufferRange& ids, const RowChunks& table,
+              const vk::BufferRange& out, uint32_t tokens, uint32_t dim) const;
 
  private:
+  void record_rows(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
+                   const vk::BufferRange& out, uint32_t tokens, uint32_t dim, uint32_t first_row, uint32_t rows) const;
   vk::Device& device_;
   const vk::Pipeline* pipeline_;
 };

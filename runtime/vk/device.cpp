@@ -1,5 +1,6 @@
 #include "vk/device.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -13,6 +14,11 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     : instance_(std::move(instance)), physical_(physical.handle), caps_(physical.caps) {
   if (!caps_.usable) throw Error("device '" + caps_.name + "' cannot be used: " + caps_.unusable_reason);
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+  if (options.max_buffer_bytes) {
+    auto clamp = [&](uint64_t& limit) { limit = limit ? std::min(limit, options.max_buffer_bytes) : options.max_buffer_bytes; };
+    clamp(caps_.max_storage_buffer_range);
+    clamp(caps_.max_memory_allocation_size);
+  }
 
   // Enable only what the device has; kernels check caps() before relying on a feature.
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};

@@ -15,6 +15,9 @@ class PipelineCache;
 
 struct DeviceOptions {
   bool disk_pipeline_cache = true;  // load/save a VkPipelineCache under the user cache directory
+  // When non-zero, this Device acts as if maxStorageBufferRange and maxMemoryAllocationSize were at
+  // most this many bytes: tests use it to run the split-tensor paths of small devices anywhere.
+  uint64_t max_buffer_bytes = 0;
 };
 
 class Device {

@@ -1,0 +1,61 @@
+// Devices with small buffer limits (phones, iGPUs: maxStorageBufferRange of 128 MiB to 2 GiB) get
+// weight matrices split into row chunks and pieces shrunk to fit. A logical device that pretends
+// to have tiny limits runs the whole model through those paths; the logits must still match the
+// float64 reference, and a row that cannot fit at all is refused naming the limit.
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gpu_fixture.hpp"
+#include "infini/error.hpp"
+#include "model/llama_reference.hpp"
+#include "model/llama_runner.hpp"
+#include "tiny_llama.hpp"
+#include "util/nmse.hpp"
+#include "vk/buffer.hpp"
+#include "vk/device.hpp"
+
+namespace infini::test {
+namespace {
+
+using model::TensorType;
+
+const std::vector<int32_t> kTokens = {3, 17, 42, 0, 49, 8, 8, 21, 33, 5, 12, 40, 7, 19, 2, 44, 30};
+
+TEST_CASE_METHOD(GpuTest, "tensors larger than the device's buffer limits are split and still correct",
+                 "[gpu][model][limits]") {
+  const TensorType type = GENERATE(TensorType::F32, TensorType::F16);
+  const bool tied = GENERATE(false, true);
+  INFO((type == TensorType::F16 ? "f16" : "f32") << " tied " << tied);
+  testing::TinyLlamaSpec spec;  // vocab 50, embd 32, ffn 48: token_embd is 6400 bytes in f32
+  spec.type = type;
+  spec.tied = tied;
+  testing::TinyLlama tiny(spec);
+  constexpr uint64_t kLimit = 1024;  // 8 rows of token_embd in f32, 16 in f16; pieces of 5 tokens
+  auto small = open_second_device({.disk_pipeline_cache = false, .max_buffer_bytes = kLimit});
+  CHECK_THROWS_WITH(vk::Buffer(*small, kLimit + 4, vk::MemoryUse::DeviceLocal, "too big"),
+                    Catch::Contains("maxMemoryAllocationSize"));
+
+  model::RunnerOptions o;
+  o.infini.segment = 6;
+  o.infini.memory = true;
+  o.max_piece = 256;
+  model::LlamaRunner runner(*small, tiny.weights, o);
+  CHECK(runner.options().max_piece == kLimit / (4 * 50));  // the widest activation row is the logits'
+  const std::vector<double> want = model::LlamaReference(tiny.weights, runner.options().infini).prefill(kTokens);
+  const std::vector<float> got = runner.forward(kTokens, true);
+  CHECK(nmse(std::span<const float>(got), std::span<const double>(want)) <= (type == TensorType::F16 ? 1e-4 : 1e-5));
+}
+
+TEST_CASE_METHOD(GpuTest, "a model whose single row exceeds the device's buffer limit is refused naming it",
+                 "[gpu][model][limits]") {
+  testing::TinyLlama tiny(testing::TinyLlamaSpec{});
+  auto small = open_second_device({.disk_pipeline_cache = false, .max_buffer_bytes = 64});  // a row of 32 f32 is 128
+  model::RunnerOptions o;
+  o.infini.segment = 6;
+  CHECK_THROWS_WITH(model::LlamaRunner(*small, tiny.weights, o),
+                    Catch::Contains("maxStorageBufferRange") && Catch::Contains("64 bytes"));
+}
+
+}  // namespace
+}  // namespace infini::test
