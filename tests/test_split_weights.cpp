@@ -57,5 +57,16 @@ TEST_CASE_METHOD(GpuTest, "a model whose single row exceeds the device's buffer 
                     Catch::Contains("maxStorageBufferRange") && Catch::Contains("64 bytes"));
 }
 
+TEST_CASE_METHOD(GpuTest, "a model larger than the device's memory heap is refused before uploading",
+                 "[gpu][model][limits]") {
+  testing::TinyLlama tiny(testing::TinyLlamaSpec{});
+  auto small = open_second_device({.disk_pipeline_cache = false, .max_heap_bytes = 4096});
+  model::RunnerOptions o;
+  o.infini.segment = 6;
+  CHECK_THROWS_WITH(model::LlamaRunner(*small, tiny.weights, o),
+                    Catch::Contains("the weights of layers 0-1 need") && Catch::Contains("heap") && Catch::Contains("4096 bytes"));
+  CHECK(small->allocated_bytes() == 0);
+}
+
 }  // namespace
 }  // namespace infini::test

@@ -6,9 +6,7 @@
 // tokens (down to one at a time) give the same logits. Device memory depends on the model, the
 // segment length and the piece size, never on how many tokens have been fed.
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <tuple>
 #include <span>
 #include <vector>
 
@@ -16,7 +14,8 @@
 #include "model/llama_weights.hpp"
 #include "ops/infini_attention_layer.hpp"
 #include "ops/matmul.hpp"
-#include "ops/row_chunks.hpp"
+#include "model/layer_stage.hpp"
+#include "model/stage_pipeline.hpp"
 #include "vk/command_stream.hpp"
 #include "stream/session_state.hpp"
 #include "vk/buffer.hpp"
@@ -43,54 +42,52 @@ inline constexpr int64_t kPlainSegment = 2048;
 RunnerOptions resolve_runner_options(const LlamaConfig& config, MemoryChoice memory, int64_t segment,
                                      uint32_t max_piece);
 
+// Layers per device for `layers` layers over devices weighted by `shares` (all > 0): largest
+// remainders, so the counts add up to `layers`; a device may get none when there are more devices
+// than layers.
+std::vector<int64_t> split_layers(int64_t layers, std::span<const double> shares);
+
 class LlamaRunner {
  public:
   // Checks the weights (check_llama_weights) and uploads them. The host views may be released
   // afterwards. Throws infini::Error on a bad model or a device limit.
   LlamaRunner(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options);
+  // The layers split over several devices in pipeline order, `layers_per_device[i]` on
+  // devices[i] (empty: in proportion to each device's device-local memory). Devices given no
+  // layers are left out. Each device holds only its own layers' weights and memory state.
+  LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeights& weights, const RunnerOptions& options,
+              std::span<const int64_t> layers_per_device = {});
   ~LlamaRunner();
 
   // Feeds the next tokens of the stream. Returns logits [tokens.size()][vocab] when all_logits,
   // else those of the last token only ([vocab]). A token id outside the vocabulary throws before
-  // anything is fed.
+  // anything is fed. On several devices the pieces of a long input run as a wavefront.
   std::vector<float> forward(std::span<const int32_t> tokens, bool all_logits);
   // Back to the start of a stream (memory, open segments, token count).
   void reset();
-  // The whole stream state, and back. restore_state throws infini::Error, changing nothing, when
-  // the state belongs to another model, segment length or convention.
+  // The whole stream state, and back; independent of how the layers are split over devices.
+  // restore_state throws infini::Error, changing nothing, when the state belongs to another
+  // model, segment length or convention.
   stream::SessionState save_state() const;
   void restore_state(const stream::SessionState& state);
   stream::StateFingerprint fingerprint() const;
-
   int64_t tokens_seen() const noexcept { return tokens_seen_; }
   // Command buffers recorded so far, one per distinct piece shape; replayed when the shape recurs.
-  size_t recorded_pieces() const noexcept { return recorded_.size(); }
+  size_t recorded_pieces() const noexcept;
   const LlamaConfig& config() const noexcept { return config_; }
   const RunnerOptions& options() const noexcept { return options_; }
+  // The devices in use and the layers each holds, in pipeline order.
+  struct StageInfo {
+    vk::Device* device;
+    LayerRange layers;
+  };
+  std::vector<StageInfo> stages() const;
 
  private:
-  struct Layer;
-  struct Kernels;
-  struct Scratch;
-  void run_piece(std::span<const int32_t> tokens, bool all_logits, float* logits);
-
-  vk::Device& device_;
   LlamaConfig config_;
   RunnerOptions options_;
-  std::unique_ptr<Kernels> kernels_;
-  std::vector<Layer> layers_;
-  ops::RowChunks token_embd_;
-  vk::Buffer output_norm_;
-  std::unique_ptr<ops::RowChunks> output_;  // null when tied to token_embd
-  DType embd_type_, output_type_;
-  std::unique_ptr<Scratch> scratch_;  // activations of one piece of at most max_piece tokens
-  std::unique_ptr<vk::CommandStream> stream_;  // for reset() and for shapes past the cache's capacity
-  // A piece's commands depend only on (open tokens, piece tokens, first segment?, logits rows):
-  // recorded once per such shape and replayed for every segment where it recurs, so a steady
-  // stream creates no pipelines, descriptor sets or buffers.
-  using PieceShape = std::tuple<uint32_t, uint32_t, bool, uint32_t>;
-  std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
-  std::unique_ptr<ops::Matmul> logits_matmul_;
+  std::vector<std::unique_ptr<LayerStage>> stages_;
+  std::unique_ptr<StagePipeline> pipeline_;  // several stages only
   int64_t tokens_seen_ = 0;
 };
 

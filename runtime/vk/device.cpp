@@ -19,6 +19,10 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     clamp(caps_.max_storage_buffer_range);
     clamp(caps_.max_memory_allocation_size);
   }
+  if (options.max_heap_bytes) {
+    caps_.largest_device_local_heap = std::min(caps_.largest_device_local_heap, options.max_heap_bytes);
+    caps_.device_local_bytes = std::min(caps_.device_local_bytes, options.max_heap_bytes);
+  }
 
   // Enable only what the device has; kernels check caps() before relying on a feature.
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};

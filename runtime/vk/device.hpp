@@ -18,6 +18,8 @@ struct DeviceOptions {
   // When non-zero, this Device acts as if maxStorageBufferRange and maxMemoryAllocationSize were at
   // most this many bytes: tests use it to run the split-tensor paths of small devices anywhere.
   uint64_t max_buffer_bytes = 0;
+  // Likewise for the size of the device-local memory heaps (checks made before allocating).
+  uint64_t max_heap_bytes = 0;
 };
 
 class Device {

@@ -1,0 +1,248 @@
+#include "model/layer_stage.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "infini/error.hpp"
+#include "model/llama_runner.hpp"
+#include "model/tensor_values.hpp"
+#include "ops/elementwise.hpp"
+#include "ops/embedding.hpp"
+#include "ops/rms_norm.hpp"
+#include "vk/device.hpp"
+#include "vk/transfer.hpp"
+
+namespace infini::model {
+namespace {
+
+// Recorded piece shapes kept at most: prefill with a fixed piece size needs segment / piece of
+// them; decode needs one per position of the segment, so long segments fall back to recording.
+constexpr size_t kMaxRecordedPieces = 512;
+
+DType dtype_of(const TensorView& t) { return t.type == TensorType::F16 ? DType::F16 : DType::F32; }
+
+// Weight matrices are stored on the device exactly as in the file (f32 or packed f16), in as
+// many row chunks as the device's buffer limits need (one on most devices).
+ops::RowChunks upload_matrix(vk::Device& device, const TensorView& t) {
+  const uint64_t rows = t.shape.size() > 1 ? uint64_t(t.shape[1]) : 1;
+  return ops::RowChunks(device, t.name, t.data, rows, t.data.size() / std::max<uint64_t>(rows, 1),
+                        ops::max_chunk_bytes(device.caps()));
+}
+
+// Norm weights are small and read as f32 by the kernels.
+vk::Buffer upload_f32(vk::Device& device, const TensorView& t) {
+  const std::vector<double> wide = widen_all(t);
+  const std::vector<float> values(wide.begin(), wide.end());
+  vk::Buffer b(device, values.size() * 4, vk::MemoryUse::DeviceLocal, t.name);
+  vk::upload(b, std::span<const float>(values));
+  return b;
+}
+
+vk::BufferRange whole(const vk::Buffer& b) { return vk::BufferRange::whole(b); }
+
+vk::Buffer scratch(vk::Device& device, uint64_t floats, const char* label) {
+  return vk::Buffer(device, std::max<uint64_t>(floats, 1) * 4, vk::MemoryUse::DeviceLocal, label);
+}
+
+bool is_tied(const LlamaWeights& w) { return w.output.data.data() == w.token_embd.data.data(); }
+
+}  // namespace
+
+uint32_t max_piece_for(const vk::Device& device, const LlamaConfig& c, uint32_t wanted) {
+  const uint64_t widest_row = 4 * uint64_t(std::max({c.embd, c.heads * c.head_dim, c.ffn, c.vocab}));
+  const uint64_t limit = ops::max_chunk_bytes(device.caps());
+  if (limit / widest_row == 0)
+    throw Error("model: one token's activations (" + std::to_string(widest_row) + " bytes) exceed the largest buffer "
+                "(maxStorageBufferRange / maxMemoryAllocationSize) of '" + device.caps().name + "', " +
+                std::to_string(limit) + " bytes");
+  return uint32_t(std::min<uint64_t>(wanted, limit / widest_row));
+}
+
+void check_stage_fits(const vk::Device& device, const LlamaWeights& w, LayerRange range) {
+  uint64_t bytes = 0;
+  if (range.first == 0) bytes += w.token_embd.data.size();
+  if (range.last == w.config.layers) bytes += w.output_norm.data.size() + w.output.data.size();
+  for (int64_t i = range.first; i < range.last; ++i) {
+    const LlamaLayerWeights& l = w.layers[size_t(i)];
+    for (const TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
+      bytes += t->data.size();
+  }
+  const uint64_t heap = device.caps().largest_device_local_heap;
+  if (heap && bytes > heap)
+    throw Error("model: the weights of layers " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
+                " need " + std::to_string(bytes) + " bytes (" + std::to_string(bytes >> 20) +
+                " MiB) of device memory; the largest device-local memory heap of '" + device.caps().name + "' has " +
+                std::to_string(heap) + " bytes (" + std::to_string(heap >> 20) + " MiB)");
+}
+
+struct LayerStage::Kernels {
+  ops::Embedding embed;
+  ops::RmsNorm norm;
+  ops::Elementwise add, swiglu;
+  Kernels(vk::Device& d, DType embd)
+      : embed(d, embd), norm(d), add(d, ops::ElementwiseOp::Add), swiglu(d, ops::ElementwiseOp::SwiGlu) {}
+};
+
+struct LayerStage::Scratch {
+  vk::Buffer ids, x, h, q, k, v, attn, ffn_gate, ffn_up, logits;
+  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool head)
+      : ids(scratch(d, p, "token ids")),
+        x(scratch(d, p * c.embd, "hidden x")),
+        h(scratch(d, p * c.embd, "normed h")),
+        q(scratch(d, p * c.heads * c.head_dim, "q")),
+        k(scratch(d, p * c.heads_kv * c.head_dim, "k")),
+        v(scratch(d, p * c.heads_kv * c.head_dim, "v")),
+        attn(scratch(d, p * c.heads * c.head_dim, "attention out")),
+        ffn_gate(scratch(d, p * c.ffn, "ffn gate")),
+        ffn_up(scratch(d, p * c.ffn, "ffn up")),
+        logits(scratch(d, head ? p * c.vocab : 1, "logits")) {}
+};
+
+struct LayerStage::Layer {
+  vk::Buffer attn_norm, ffn_norm;
+  ops::RowChunks wq, wk, wv, wo, w_gate, w_up, w_down;
+  ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
+  std::unique_ptr<ops::InfiniAttentionLayer> attention;
+
+  Layer(vk::Device& d, const LlamaLayerWeights& w)
+      : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)),
+        wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
+        w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
+        mm_q(d, DType::F32, dtype_of(w.wq)), mm_k(d, DType::F32, dtype_of(w.wk)), mm_v(d, DType::F32, dtype_of(w.wv)),
+        mm_o(d, DType::F32, dtype_of(w.wo)), mm_gate(d, DType::F32, dtype_of(w.ffn_gate)),
+        mm_up(d, DType::F32, dtype_of(w.ffn_up)), mm_down(d, DType::F32, dtype_of(w.ffn_down)) {}
+};
+
+LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options,
+                       LayerRange range)
+    : device_(device), config_(weights.config), range_(range), max_piece_(options.max_piece) {
+  const LlamaConfig& c = config_;
+  if (range.first < 0 || range.last > c.layers || range.count() < 1)
+    throw Error("model: layer range " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
+                " is not inside the model's " + std::to_string(c.layers) + " layers");
+  check_stage_fits(device, weights, range);
+  const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
+  kernels_ = std::make_unique<Kernels>(device, dtype_of(weights.token_embd));
+  if (embeds()) token_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
+  layers_.reserve(size_t(range.count()));
+  for (int64_t i = range.first; i < range.last; ++i) {
+    const LlamaLayerWeights& w = weights.layers[size_t(i)];
+    std::vector<float> beta(size_t(c.heads), 0.0f);
+    if (w.mem_gate) {
+      const std::vector<double> b = widen_all(*w.mem_gate);
+      std::copy(b.begin(), b.end(), beta.begin());
+    }
+    Layer& layer = layers_.emplace_back(device, w);
+    layer.attention =
+        std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, DType::F32, beta, options.kernel);
+  }
+  if (has_head()) {
+    output_norm_ = std::make_unique<vk::Buffer>(upload_f32(device, weights.output_norm));
+    if (!is_tied(weights)) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));
+    else if (!embeds()) head_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
+    logits_matmul_ = std::make_unique<ops::Matmul>(device, DType::F32, dtype_of(weights.output));
+  }
+  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, has_head());
+  stream_ = std::make_unique<vk::CommandStream>(device);
+}
+
+LayerStage::~LayerStage() = default;
+
+std::string LayerStage::describe() const {
+  return "'" + device_.caps().name + "' (layers " + std::to_string(range_.first) + "-" +
+         std::to_string(range_.last - 1) + ")";
+}
+
+uint32_t LayerStage::segment_room() const { return layers_.front().attention->segment_room(); }
+
+void LayerStage::reset() {
+  stream_->begin();
+  for (Layer& l : layers_) l.attention->record_reset(*stream_);
+  stream_->end();
+  stream_->submit_and_wait();
+}
+
+std::vector<ops::LayerSnapshot> LayerStage::snapshot() const {
+  std::vector<ops::LayerSnapshot> out;
+  for (const Layer& l : layers_) out.push_back(l.attention->snapshot());
+  return out;
+}
+
+bool LayerStage::fits(std::span<const ops::LayerSnapshot> layers) const {
+  if (layers.size() != layers_.size()) return false;
+  for (size_t i = 0; i < layers.size(); ++i)
+    if (!layers_[i].attention->fits(layers[i])) return false;
+  return true;
+}
+
+void LayerStage::restore(std::span<const ops::LayerSnapshot> layers) {
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i].attention->restore(layers[i]);
+}
+
+void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hidden_in, uint32_t rows, float* logits,
+                     std::vector<float>* hidden_out) {
+  const uint32_t n = uint32_t(embeds() ? tokens.size() : hidden_in.size() / size_t(config_.embd));
+  const uint64_t hidden_bytes = uint64_t(n) * uint64_t(config_.embd) * 4;
+  Scratch& s = *scratch_;
+  if (embeds()) vk::upload(s.ids, 0, tokens.data(), tokens.size_bytes());
+  else vk::upload(s.x, 0, hidden_in.data(), hidden_bytes);
+  const ops::InfiniAttentionLayer& first = *layers_.front().attention;
+  const PieceShape shape{first.open_tokens(), n, first.segments_written() == 0, rows};
+  if (const auto it = recorded_.find(shape); it != recorded_.end()) {
+    for (Layer& l : layers_) l.attention->advance(n);
+    it->second->submit_and_wait();
+  } else {
+    std::unique_ptr<vk::CommandStream> fresh;
+    if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_);
+    vk::CommandStream& stream = fresh ? *fresh : *stream_;
+    stream.begin();
+    record_piece(stream, n, rows);
+    stream.end();
+    stream.submit_and_wait();
+    if (fresh) recorded_.emplace(shape, std::move(fresh));
+  }
+  if (rows) vk::download(s.logits, 0, logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
+  if (hidden_out) {
+    hidden_out->resize(size_t(n) * size_t(config_.embd));
+    vk::download(s.x, 0, hidden_out->data(), hidden_bytes);
+  }
+}
+
+void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows) {
+  const LlamaConfig& c = config_;
+  const uint32_t e = uint32_t(c.embd), qd = uint32_t(c.heads * c.head_dim), kvd = uint32_t(c.heads_kv * c.head_dim),
+                 f = uint32_t(c.ffn), vocab = uint32_t(c.vocab);
+  const float eps = float(c.rms_eps);
+  Scratch& s = *scratch_;
+  const Kernels& k = *kernels_;
+  if (embeds()) k.embed.record(stream, whole(s.ids), *token_embd_, whole(s.x), n, e);
+  auto matmul = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, const vk::Buffer& out_buf,
+                    uint32_t out, uint32_t in) {
+    ops::record_matmul_chunks(mm, stream, {n, out, in, whole(a), {}, whole(out_buf)}, b);
+  };
+  for (Layer& l : layers_) {
+    k.norm.record(stream, whole(s.x), whole(l.attn_norm), whole(s.h), n, e, eps);
+    matmul(l.mm_q, s.h, l.wq, s.q, qd, e);
+    matmul(l.mm_k, s.h, l.wk, s.k, kvd, e);
+    matmul(l.mm_v, s.h, l.wv, s.v, kvd, e);
+    l.attention->record(stream, {&s.q, 0}, {&s.k, 0}, {&s.v, 0}, s.attn, n);
+    matmul(l.mm_o, s.attn, l.wo, s.h, e, qd);
+    k.add.record(stream, whole(s.x), whole(s.h), n * e);
+    k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);
+    matmul(l.mm_gate, s.h, l.w_gate, s.ffn_gate, f, e);
+    matmul(l.mm_up, s.h, l.w_up, s.ffn_up, f, e);
+    k.swiglu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
+    matmul(l.mm_down, s.ffn_gate, l.w_down, s.h, e, f);
+    k.add.record(stream, whole(s.x), whole(s.h), n * e);
+  }
+  // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
+  if (rows) {
+    k.norm.record(stream, whole(s.x), whole(*output_norm_), whole(s.h), n, e, eps);
+    ops::MatmulArgs args{rows, vocab, e, whole(s.h), {}, whole(s.logits)};
+    args.a_offset = (n - rows) * e;
+    const ops::RowChunks& w = output_ ? *output_ : head_embd_ ? *head_embd_ : *token_embd_;
+    ops::record_matmul_chunks(*logits_matmul_, stream, args, w);
+  }
+}
+
+}  // namespace infini::model

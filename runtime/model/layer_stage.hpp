@@ -1,0 +1,96 @@
+#pragma once
+// Layers [first, last) of a Llama model on one device: their weights, their Infini-attention state
+// and the scratch of one piece. The stage that starts at layer 0 also embeds the tokens, the one
+// that ends at the last layer also computes logits; one stage holding everything is the whole
+// model on one device. Between stages the hidden states of a piece travel through host memory.
+//
+// A piece's commands depend only on (open tokens, piece tokens, first segment?, logits rows): they
+// are recorded once per such shape and replayed whenever it recurs, so a steady stream creates no
+// pipelines, descriptor sets or buffers.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "model/llama_weights.hpp"
+#include "ops/infini_attention_layer.hpp"
+#include "ops/layer_snapshot.hpp"
+#include "ops/matmul.hpp"
+#include "ops/row_chunks.hpp"
+#include "vk/buffer.hpp"
+#include "vk/command_stream.hpp"
+
+namespace infini::vk {
+class Device;
+}
+
+namespace infini::model {
+
+struct RunnerOptions;
+
+struct LayerRange {
+  int64_t first = 0, last = 0;  // [first, last)
+  int64_t count() const noexcept { return last - first; }
+};
+
+class LayerStage {
+ public:
+  // `options.max_piece` must already fit the device (see max_piece_for). Uploads the weights.
+  LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options, LayerRange range);
+  ~LayerStage();
+
+  bool embeds() const noexcept { return range_.first == 0; }
+  bool has_head() const noexcept { return range_.last == config_.layers; }
+
+  // Runs one piece (at most max_piece tokens, inside one segment). The embedding stage reads
+  // `tokens`, the others `hidden_in` ([n][embd]). The head stage writes `rows` rows of logits
+  // (the piece's last rows) to `logits`; the others write the piece's hidden states to `hidden_out`.
+  void run(std::span<const int32_t> tokens, std::span<const float> hidden_in, uint32_t rows, float* logits,
+           std::vector<float>* hidden_out);
+
+  void reset();
+  std::vector<ops::LayerSnapshot> snapshot() const;
+  bool fits(std::span<const ops::LayerSnapshot> layers) const;
+  void restore(std::span<const ops::LayerSnapshot> layers);
+
+  uint32_t segment_room() const;
+  size_t recorded_pieces() const noexcept { return recorded_.size(); }
+  LayerRange range() const noexcept { return range_; }
+  vk::Device& device() const noexcept { return device_; }
+  // "'llvmpipe (...)' (layers 0-3)", for messages.
+  std::string describe() const;
+
+ private:
+  struct Layer;
+  struct Kernels;
+  struct Scratch;
+  void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows);
+
+  vk::Device& device_;
+  LlamaConfig config_;
+  LayerRange range_;
+  uint32_t max_piece_;
+  std::unique_ptr<Kernels> kernels_;
+  std::vector<Layer> layers_;
+  std::unique_ptr<ops::RowChunks> token_embd_;              // embedding stage
+  std::unique_ptr<vk::Buffer> output_norm_;                 // head stage
+  std::unique_ptr<ops::RowChunks> output_;                  // head stage; null when tied to token_embd
+  std::unique_ptr<ops::RowChunks> head_embd_;               // head stage of a tied model not holding token_embd
+  std::unique_ptr<ops::Matmul> logits_matmul_;
+  std::unique_ptr<Scratch> scratch_;
+  std::unique_ptr<vk::CommandStream> stream_;  // for reset() and shapes past the cache's capacity
+  using PieceShape = std::tuple<uint32_t, uint32_t, bool, uint32_t>;
+  std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
+};
+
+// Most tokens per piece whose activations fit one buffer of `device` (at most `wanted`); throws
+// naming the limit when not even one token fits.
+uint32_t max_piece_for(const vk::Device& device, const LlamaConfig& config, uint32_t wanted);
+
+// Throws naming the device when the weights of `range` alone exceed its largest memory heap.
+void check_stage_fits(const vk::Device& device, const LlamaWeights& weights, LayerRange range);
+
+}  // namespace infini::model

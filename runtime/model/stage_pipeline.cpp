@@ -1,0 +1,67 @@
+#include "model/stage_pipeline.hpp"
+
+#include "infini/error.hpp"
+
+namespace infini::model {
+
+StagePipeline::StagePipeline(std::vector<LayerStage*> stages, size_t in_flight)
+    : stages_(std::move(stages)), in_flight_(std::max<size_t>(in_flight, 1)), queues_(stages_.size()) {
+  for (size_t s = 0; s < stages_.size(); ++s) threads_.emplace_back([this, s] { worker(s); });
+}
+
+StagePipeline::~StagePipeline() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void StagePipeline::run(std::span<const Piece> pieces) {
+  std::unique_lock lock(mutex_);
+  pieces_ = pieces;
+  finished_ = 0;
+  failure_.clear();
+  for (size_t p = 0; p < pieces.size(); ++p) {
+    changed_.wait(lock, [&] { return p - finished_ < in_flight_; });
+    queues_.front().push_back({p, {}});
+    changed_.notify_all();
+  }
+  changed_.wait(lock, [&] { return finished_ == pieces.size(); });
+  pieces_ = {};
+  if (!failure_.empty()) throw Error(failure_);
+}
+
+void StagePipeline::worker(size_t s) {
+  LayerStage& stage = *stages_[s];
+  const bool last = s + 1 == stages_.size();
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stop_ || !queues_[s].empty(); });
+    if (stop_) return;
+    Work work = std::move(queues_[s].front());
+    queues_[s].pop_front();
+    if (!failure_.empty()) {  // an earlier piece failed: drop this one
+      ++finished_;
+      changed_.notify_all();
+      continue;
+    }
+    const Piece& piece = pieces_[work.piece];
+    lock.unlock();
+    std::string failed;
+    std::vector<float> out;
+    try {
+      stage.run(piece.tokens, work.hidden, last ? piece.rows : 0, piece.logits, last ? nullptr : &out);
+    } catch (const std::exception& e) {
+      failed = "device " + stage.describe() + ": " + e.what();
+    }
+    lock.lock();
+    if (!failed.empty() && failure_.empty()) failure_ = failed;
+    if (last || !failed.empty()) ++finished_;
+    else queues_[s + 1].push_back({work.piece, std::move(out)});
+    changed_.notify_all();
+  }
+}
+
+}  // namespace infini::model

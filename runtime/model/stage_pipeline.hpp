@@ -1,0 +1,60 @@
+#pragma once
+// Runs the pieces of a stream through a chain of layer stages on several devices, one worker
+// thread per stage: while stage s works on piece p, stage s-1 already works on piece p+1, a
+// wavefront over the stream. This is sound because a stage's work on a piece depends only on its
+// own memory state and on the previous stage's output for that piece; each stage takes pieces in
+// stream order. Hidden states travel between stages through host memory.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/layer_stage.hpp"
+
+namespace infini::model {
+
+struct Piece {
+  std::span<const int32_t> tokens;
+  uint32_t rows = 0;        // logits rows wanted (the piece's last rows)
+  float* logits = nullptr;  // rows * vocab floats
+};
+
+class StagePipeline {
+ public:
+  // At most `in_flight` pieces are between the first stage's input and the last stage's output
+  // (bounds the host memory of hidden states in transit).
+  StagePipeline(std::vector<LayerStage*> stages, size_t in_flight);
+  ~StagePipeline();
+  StagePipeline(const StagePipeline&) = delete;
+  StagePipeline& operator=(const StagePipeline&) = delete;
+
+  // Runs every piece through every stage; returns when all are done. When a stage fails, the
+  // rest of the pieces are dropped and the first failure is thrown, naming the stage's device and
+  // layers (the stream state is then inconsistent: reset or restore before feeding more).
+  void run(std::span<const Piece> pieces);
+
+ private:
+  struct Work {
+    size_t piece;
+    std::vector<float> hidden;
+  };
+  void worker(size_t stage);
+
+  std::vector<LayerStage*> stages_;
+  size_t in_flight_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::deque<Work>> queues_;
+  std::span<const Piece> pieces_;
+  size_t finished_ = 0;  // pieces that left the pipeline (done or dropped) in this run
+  std::string failure_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace infini::model

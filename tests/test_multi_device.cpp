@@ -1,0 +1,146 @@
+// One model streamed over several logical devices (each its own VkDevice, here all on the one
+// physical device) as a layer pipeline: the same logits as on one device for prefill and decode,
+// with memory on over several segments; state saved on one split restores on any other; splits
+// with more devices than layers, explicit splits, and failures naming the device and its layers.
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gpu_fixture.hpp"
+#include "infini/error.hpp"
+#include "model/llama_reference.hpp"
+#include "model/llama_runner.hpp"
+#include "tiny_llama.hpp"
+#include "util/nmse.hpp"
+#include "vk/device.hpp"
+
+namespace infini::test {
+namespace {
+
+using model::LlamaRunner;
+
+const std::vector<int32_t> kTokens = {3, 17, 42, 0, 49, 8, 8, 21, 33, 5, 12, 40, 7, 19, 2, 44, 30, 11, 9, 27, 36, 1, 48};
+
+testing::TinyLlamaSpec spec() {
+  testing::TinyLlamaSpec s;
+  s.layers = 4;
+  s.seed = 11;
+  return s;
+}
+
+model::RunnerOptions options() {
+  model::RunnerOptions o;
+  o.infini.segment = 5;  // 23 tokens: four full segments and an open one
+  o.infini.memory = true;
+  o.max_piece = 3;       // pieces inside segments: both boundaries exercised
+  return o;
+}
+
+double err(std::span<const float> got, std::span<const float> want) { return nmse(got, want); }
+
+// `count` logical devices of their own (not the shared test device).
+std::vector<std::unique_ptr<vk::Device>> logical_devices(size_t count) {
+  std::vector<std::unique_ptr<vk::Device>> out;
+  for (size_t i = 0; i < count; ++i) out.push_back(open_second_device({.disk_pipeline_cache = false}));
+  return out;
+}
+
+std::vector<vk::Device*> raw(const std::vector<std::unique_ptr<vk::Device>>& devices) {
+  std::vector<vk::Device*> out;
+  for (const auto& d : devices) out.push_back(d.get());
+  return out;
+}
+
+std::vector<float> decode_all(LlamaRunner& runner, std::span<const int32_t> tokens) {
+  std::vector<float> out;
+  for (int32_t t : tokens) {
+    const std::vector<float> l = runner.forward(std::span<const int32_t>(&t, 1), false);
+    out.insert(out.end(), l.begin(), l.end());
+  }
+  return out;
+}
+
+TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits, prefill and decode",
+                 "[gpu][model][multi]") {
+  testing::TinyLlama tiny(spec());
+  const std::vector<double> reference = model::LlamaReference(tiny.weights, [] {
+    model::RunnerOptions o = options();
+    return o.infini;
+  }()).prefill(kTokens);
+  LlamaRunner one(dev(), tiny.weights, options());
+  const std::vector<float> want = one.forward(kTokens, true);
+  CHECK(nmse(std::span<const float>(want), std::span<const double>(reference)) <= 1e-5);
+  one.reset();
+  const std::vector<float> want_decode = decode_all(one, kTokens);
+
+  const size_t count = GENERATE(2, 3);
+  INFO(count << " devices");
+  auto devices = logical_devices(count);
+  LlamaRunner split(raw(devices), tiny.weights, options());
+  REQUIRE(split.stages().size() == count);
+  CHECK(split.stages().front().layers.first == 0);
+  CHECK(split.stages().back().layers.last == 4);
+  CHECK(err(split.forward(kTokens, true), want) <= 1e-7);
+  split.reset();
+  CHECK(err(decode_all(split, kTokens), want_decode) <= 1e-7);
+  CHECK(split.tokens_seen() == int64_t(kTokens.size()));
+}
+
+TEST_CASE_METHOD(GpuTest, "state saved on a 2-device split restores on 1 and on 3 devices and continues",
+                 "[gpu][model][multi]") {
+  testing::TinyLlama tiny(spec());
+  const std::span<const int32_t> all(kTokens);
+  const size_t cut = 12;  // inside the third segment: open tokens in the state
+  LlamaRunner straight(dev(), tiny.weights, options());
+  const std::vector<float> want = straight.forward(all, true);
+  const std::span<const float> want_rest = std::span<const float>(want).subspan(cut * 50);
+
+  auto two = logical_devices(2);
+  LlamaRunner first(raw(two), tiny.weights, options());
+  first.forward(all.first(cut), false);
+  const stream::SessionState saved = first.save_state();
+
+  for (size_t count : {1, 3}) {
+    INFO("restored on " << count << " devices");
+    auto devices = logical_devices(count);
+    LlamaRunner resumed(raw(devices), tiny.weights, options());
+    resumed.restore_state(saved);
+    CHECK(resumed.tokens_seen() == int64_t(cut));
+    CHECK(err(resumed.forward(all.subspan(cut), true), want_rest) <= 1e-7);
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "splits: explicit counts, more devices than layers, bad counts", "[gpu][model][multi]") {
+  testing::TinyLlama tiny(spec());
+  LlamaRunner one(dev(), tiny.weights, options());
+  const std::vector<float> want = one.forward(kTokens, true);
+
+  auto devices = logical_devices(3);
+  const std::vector<int64_t> uneven = {3, 0, 1};  // the middle device gets nothing and is left out
+  LlamaRunner skewed(raw(devices), tiny.weights, options(), uneven);
+  REQUIRE(skewed.stages().size() == 2);
+  CHECK(skewed.stages()[0].layers.count() == 3);
+  CHECK(skewed.stages()[1].device == devices[2].get());
+  CHECK(err(skewed.forward(kTokens, true), want) <= 1e-7);
+
+  CHECK(model::split_layers(2, std::vector<double>{1, 1, 1}) == std::vector<int64_t>{1, 1, 0});
+  CHECK(model::split_layers(8, std::vector<double>{3, 1}) == std::vector<int64_t>{6, 2});
+  CHECK(model::split_layers(4, std::vector<double>{1, 1, 1}) == std::vector<int64_t>{2, 1, 1});
+  CHECK_THROWS_WITH(LlamaRunner(raw(devices), tiny.weights, options(), std::vector<int64_t>{2, 1}),
+                    Catch::Contains("the model has 4 layers and 3 devices"));
+  CHECK_THROWS_WITH(LlamaRunner(raw(devices), tiny.weights, options(), std::vector<int64_t>{2, 3, -1}),
+                    Catch::Contains("layers"));
+}
+
+TEST_CASE_METHOD(GpuTest, "a device that cannot hold its layers is named with the layers", "[gpu][model][multi]") {
+  testing::TinyLlama tiny(spec());
+  auto roomy = open_second_device({.disk_pipeline_cache = false});
+  auto tiny_heap = open_second_device({.disk_pipeline_cache = false, .max_heap_bytes = 4096});
+  const std::vector<vk::Device*> devices = {roomy.get(), tiny_heap.get()};
+  CHECK_THROWS_WITH(LlamaRunner(devices, tiny.weights, options(), std::vector<int64_t>{2, 2}),
+                    Catch::Contains("device '" + tiny_heap->caps().name + "' (layers 2-3)") &&
+                        Catch::Contains("heap"));
+}
+
+}  // namespace
+}  // namespace infini::test
