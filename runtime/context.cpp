@@ -1,5 +1,6 @@
 #include "infini/context.hpp"
 
+#include <cstdlib>
 
 #include "vk/device.hpp"
 #include "vk/instance.hpp"
@@ -49,6 +50,29 @@ std::vector<vk::Capabilities> caps_of(const std::vector<vk::PhysicalDevice>& dev
   return caps;
 }
 
+// "0,0,Intel" -> {"0", "0", "Intel"}; an empty entry is an error.
+std::vector<std::string> split_device_list(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
+    if (item.empty()) throw Error("device list '" + list + "' has an empty entry");
+    out.push_back(item);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// The selectors a Context opens when given none: INFINI_DEVICES, else none (INFINI_DEVICE or the
+// best device, see choose_device).
+std::vector<std::string> selectors_from_environment() {
+  const char* env = std::getenv("INFINI_DEVICES");
+  return env && *env ? split_device_list(env) : std::vector<std::string>{};
+}
+
 }  // namespace
 
 std::vector<DeviceDescription> list_devices() {
@@ -57,38 +81,67 @@ std::vector<DeviceDescription> list_devices() {
   const auto caps = caps_of(devices);
   std::vector<DeviceDescription> out;
   for (size_t i = 0; i < devices.size(); ++i) out.push_back(describe(devices[i].caps, i));
-  if (!devices.empty()) out[vk::choose_device(caps)].default_choice = true;
+  const std::vector<std::string> env = selectors_from_environment();
+  if (!devices.empty()) out[env.empty() ? vk::choose_device(caps) : vk::select_device(caps, env.front())].default_choice = true;
   return out;
 }
 
 struct Context::State {
   std::shared_ptr<vk::Instance> instance;
-  std::unique_ptr<vk::Device> device;
-  size_t index = 0;
+  std::vector<std::unique_ptr<vk::Device>> devices;
+  std::vector<size_t> indices;
 };
+
 
 Context::Context(const ContextOptions& options) : state_(std::make_unique<State>()) {
   vk::InstanceOptions instance_options = vk::instance_options_from_environment();
   if (options.validation && instance_options.validation == vk::Validation::Off)
     instance_options.validation = vk::Validation::IfAvailable;
   state_->instance = vk::Instance::create(instance_options);
-  const auto devices = vk::enumerate_physical_devices(*state_->instance);
-  const auto caps = caps_of(devices);
-  state_->index = options.device.empty() ? vk::choose_device(caps) : vk::select_device(caps, options.device);
-  state_->device = std::make_unique<vk::Device>(state_->instance, devices[state_->index]);
+  const auto physical = vk::enumerate_physical_devices(*state_->instance);
+  const auto caps = caps_of(physical);
+  std::vector<std::string> selectors = options.devices;
+  if (selectors.empty() && !options.device.empty()) selectors = {options.device};
+  if (selectors.empty()) selectors = selectors_from_environment();
+  if (selectors.empty()) state_->indices = {vk::choose_device(caps)};
+  for (const std::string& s : selectors) state_->indices.push_back(vk::select_device(caps, s));
+  for (size_t index : state_->indices)
+    state_->devices.push_back(std::make_unique<vk::Device>(state_->instance, physical[index]));
 }
 
 Context::~Context() = default;
 Context::Context(Context&&) noexcept = default;
 Context& Context::operator=(Context&&) noexcept = default;
 
-DeviceDescription Context::device() const {
-  DeviceDescription d = describe(state_->device->caps(), state_->index);
-  d.default_choice = true;
-  return d;
+DeviceDescription Context::device() const { return devices().front(); }
+
+std::vector<DeviceDescription> Context::devices() const {
+  std::vector<DeviceDescription> out;
+  for (size_t i = 0; i < state_->devices.size(); ++i) {
+    out.push_back(describe(state_->devices[i]->caps(), state_->indices[i]));
+    out.back().default_choice = true;
+  }
+  return out;
 }
-uint64_t Context::device_memory_bytes() const { return state_->device->allocated_bytes(); }
-uint64_t Context::peak_device_memory_bytes() const { return state_->device->peak_allocated_bytes(); }
-vk::Device& Context::vulkan_device() const { return *state_->device; }
+
+uint64_t Context::device_memory_bytes() const {
+  uint64_t sum = 0;
+  for (const auto& d : state_->devices) sum += d->allocated_bytes();
+  return sum;
+}
+
+uint64_t Context::peak_device_memory_bytes() const {
+  uint64_t sum = 0;
+  for (const auto& d : state_->devices) sum += d->peak_allocated_bytes();
+  return sum;
+}
+
+vk::Device& Context::vulkan_device() const { return *state_->devices.front(); }
+
+std::vector<vk::Device*> Context::vulkan_devices() const {
+  std::vector<vk::Device*> out;
+  for (const auto& d : state_->devices) out.push_back(d.get());
+  return out;
+}
 
 }  // namespace infini

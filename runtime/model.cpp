@@ -49,7 +49,15 @@ Model::State::State(Context& c, const std::filesystem::path& path, const ModelOp
       weights(load(*file, warnings)),
       runner(resolve(weights.config, options, file->name())),
       info(describe(weights, runner, file->name())),
-      tokenizer(weights.vocab) {}
+      tokenizer(weights.vocab) {
+  if (!options.split.empty()) {
+    const size_t devices = context.vulkan_devices().size();
+    if (options.split.size() != devices)
+      throw Error("model: the split has " + std::to_string(options.split.size()) + " shares for " +
+                  std::to_string(devices) + " devices");
+    layers_per_device = model::split_layers(weights.config.layers, options.split);
+  }
+}
 
 Model::Model(Context& context, const std::filesystem::path& gguf, const ModelOptions& options)
     : state_(std::make_shared<const State>(context, gguf, options)) {}

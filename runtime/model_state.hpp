@@ -19,6 +19,7 @@ struct Model::State {
   std::vector<std::string> warnings;
   model::LlamaWeights weights;
   model::RunnerOptions runner;
+  std::vector<int64_t> layers_per_device;  // empty: by device memory
   ModelInfo info;
   model::SpmTokenizer tokenizer;
 

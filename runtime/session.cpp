@@ -17,7 +17,7 @@ struct Session::State {
   std::vector<float> last_logits;
 
   explicit State(std::shared_ptr<const Model::State> m)
-      : model(std::move(m)), runner(model->context.vulkan_device(), model->weights, model->runner) {}
+      : model(std::move(m)), runner(model->context.vulkan_devices(), model->weights, model->runner, model->layers_per_device) {}
 
   std::vector<float> forward(std::span<const int32_t> tokens, bool all_logits) {
     std::vector<float> logits = runner.forward(tokens, all_logits);

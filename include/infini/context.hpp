@@ -27,11 +27,15 @@ struct DeviceDescription {
 };
 
 // Every Vulkan device on this machine; default_choice marks the one Context() would open
-// (INFINI_DEVICE honoured).
+// (INFINI_DEVICES / INFINI_DEVICE honoured: the first device named there).
 std::vector<DeviceDescription> list_devices();
 
 struct ContextOptions {
   std::string device;       // index or name substring; empty = INFINI_DEVICE or the best device
+  // Several devices in pipeline order (indices or name substrings). An entry may repeat: each
+  // entry opens its own logical device, with its own queue and memory. When empty: `device`;
+  // when that is empty too, INFINI_DEVICES (comma-separated), then INFINI_DEVICE, then the best.
+  std::vector<std::string> devices;
   bool validation = false;  // enable VK_LAYER_KHRONOS_validation when installed (also INFINI_VALIDATION=1)
 };
 
@@ -42,11 +46,14 @@ class Context {
   Context(Context&&) noexcept;
   Context& operator=(Context&&) noexcept;
 
-  DeviceDescription device() const;
-  uint64_t device_memory_bytes() const;       // allocated by infini on this device now
-  uint64_t peak_device_memory_bytes() const;  // the most allocated at once
+  DeviceDescription device() const;                 // the first device
+  std::vector<DeviceDescription> devices() const;  // every device, in pipeline order
+  uint64_t device_memory_bytes() const;       // allocated by infini on all its devices now
+  uint64_t peak_device_memory_bytes() const;  // the sum over its devices of the most allocated at once
 
-  vk::Device& vulkan_device() const;  // for the runtime's own code; not a stable API
+  // For the runtime's own code; not a stable API.
+  vk::Device& vulkan_device() const;
+  std::vector<vk::Device*> vulkan_devices() const;
 
  private:
   struct State;

@@ -35,6 +35,10 @@ struct ModelOptions {
   int64_t segment = 0;                 // segment length N; 0: the file's infini.segment_length, else 2048
   MemoryMode memory = MemoryMode::Auto;
   uint32_t max_piece = 256;            // most tokens per device submission (bounds scratch memory)
+  // On a context with several devices, each device's share of the layers, in order ({3, 1}: three
+  // quarters on the first); empty: in proportion to each device's memory. A device whose share
+  // rounds to no layers is left out.
+  std::vector<double> split;
 };
 
 // What was loaded, with the options resolved.

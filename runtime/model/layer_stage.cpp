@@ -1,6 +1,7 @@
 #include "model/layer_stage.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "infini/error.hpp"
@@ -143,7 +144,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
     logits_matmul_ = std::make_unique<ops::Matmul>(device, DType::F32, dtype_of(weights.output));
   }
   scratch_ = std::make_unique<Scratch>(device, c, max_piece_, has_head());
-  stream_ = std::make_unique<vk::CommandStream>(device);
+  stream_ = std::make_unique<vk::CommandStream>(device, 2);
 }
 
 LayerStage::~LayerStage() = default;
@@ -188,18 +189,31 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
   else vk::upload(s.x, 0, hidden_in.data(), hidden_bytes);
   const ops::InfiniAttentionLayer& first = *layers_.front().attention;
   const PieceShape shape{first.open_tokens(), n, first.segments_written() == 0, rows};
+  const auto t0 = std::chrono::steady_clock::now();
+  vk::CommandStream* ran = nullptr;
   if (const auto it = recorded_.find(shape); it != recorded_.end()) {
     for (Layer& l : layers_) l.attention->advance(n);
-    it->second->submit_and_wait();
+    ran = it->second.get();
+    ran->submit_and_wait();
   } else {
     std::unique_ptr<vk::CommandStream> fresh;
-    if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_);
+    if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_, 2);
     vk::CommandStream& stream = fresh ? *fresh : *stream_;
     stream.begin();
+    stream.timestamp("start");
     record_piece(stream, n, rows);
+    stream.timestamp("end");
     stream.end();
     stream.submit_and_wait();
+    ran = &stream;
     if (fresh) recorded_.emplace(shape, std::move(fresh));
+  }
+  if (timeline_) {
+    const auto t1 = std::chrono::steady_clock::now();
+    const double end = std::chrono::duration<double>(t1.time_since_epoch()).count();
+    double busy = std::chrono::duration<double>(t1 - t0).count();
+    if (const auto samples = ran->timestamps(); samples.size() == 2) busy = std::min(busy, samples[1].ns * 1e-9);
+    timeline_->push_back({end - busy, end});
   }
   if (rows) vk::download(s.logits, 0, logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
   if (hidden_out) {

@@ -31,6 +31,13 @@ namespace infini::model {
 
 struct RunnerOptions;
 
+// When a stage's device was busy with a piece, in seconds of the host's steady clock: the device
+// time between timestamp queries at the start and the end of the piece's commands, ending when the
+// host saw the work complete (host clocks alone where the device has no timestamps).
+struct BusyInterval {
+  double begin_s = 0, end_s = 0;
+};
+
 struct LayerRange {
   int64_t first = 0, last = 0;  // [first, last)
   int64_t count() const noexcept { return last - first; }
@@ -52,6 +59,8 @@ class LayerStage {
            std::vector<float>* hidden_out);
 
   void reset();
+  // Appends one BusyInterval per piece run to `out` until called again with nullptr.
+  void record_timeline(std::vector<BusyInterval>* out) noexcept { timeline_ = out; }
   std::vector<ops::LayerSnapshot> snapshot() const;
   bool fits(std::span<const ops::LayerSnapshot> layers) const;
   void restore(std::span<const ops::LayerSnapshot> layers);
@@ -84,6 +93,7 @@ class LayerStage {
   std::unique_ptr<vk::CommandStream> stream_;  // for reset() and shapes past the cache's capacity
   using PieceShape = std::tuple<uint32_t, uint32_t, bool, uint32_t>;
   std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
+  std::vector<BusyInterval>* timeline_ = nullptr;
 };
 
 // Most tokens per piece whose activations fit one buffer of `device` (at most `wanted`); throws

@@ -103,6 +103,18 @@ std::vector<LlamaRunner::StageInfo> LlamaRunner::stages() const {
   return out;
 }
 
+void LlamaRunner::record_timeline(bool on) {
+  timeline_.assign(stages_.size(), {});
+  for (size_t i = 0; i < stages_.size(); ++i) stages_[i]->record_timeline(on ? &timeline_[i] : nullptr);
+}
+
+std::vector<std::vector<BusyInterval>> LlamaRunner::timeline() {
+  std::vector<std::vector<BusyInterval>> out(stages_.size());
+  if (timeline_.size() == stages_.size())
+    for (size_t i = 0; i < stages_.size(); ++i) out[i].swap(timeline_[i]);
+  return out;
+}
+
 void LlamaRunner::reset() {
   for (auto& s : stages_) s->reset();
   tokens_seen_ = 0;

@@ -82,12 +82,17 @@ class LlamaRunner {
     LayerRange layers;
   };
   std::vector<StageInfo> stages() const;
+  // Busy intervals of each stage's device (see BusyInterval), recorded from now on while `on`;
+  // timeline() returns and clears them, one list per stage.
+  void record_timeline(bool on);
+  std::vector<std::vector<BusyInterval>> timeline();
 
  private:
   LlamaConfig config_;
   RunnerOptions options_;
   std::vector<std::unique_ptr<LayerStage>> stages_;
   std::unique_ptr<StagePipeline> pipeline_;  // several stages only
+  std::vector<std::vector<BusyInterval>> timeline_;
   int64_t tokens_seen_ = 0;
 };
 

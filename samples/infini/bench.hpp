@@ -29,6 +29,8 @@ struct BenchOptions {
   bool interleave = false;  // model: also compare late-stream segments with fresh-stream ones, alternating
   std::string memory = "auto";
   int64_t model_segment = 0;  // 0: the file's
+  // pipeline: device sets separated by '/', devices in a set by ',' ("0/0,0").
+  std::string device_sets = "0/0,0";
 };
 
 struct Stats {
@@ -37,10 +39,12 @@ struct Stats {
 Stats stats_of(std::vector<double> samples);
 
 struct BenchRun {
-  vk::Device& device;
+  vk::Device& device;  // the first of `devices`: kernel workloads run here
   const BenchOptions& options;
+  std::vector<vk::Device*> devices;  // the model workload splits its layers over these
+  std::vector<double> split;         // --split shares (empty: by device memory)
   double peak_gflops = 0;  // measured by the peak_fma workload earlier in the same run
-  // Adds device, memory and RSS fields and prints the object as one line.
+  // Adds device, memory (summed over `devices`) and RSS fields and prints the object as one line.
   void emit(nlohmann::json record) const;
   // Submits a recorded stream (which must hold timestamps "start" and "end") `repeats` times
   // and returns the device time of each run in milliseconds (wall clock if no timestamps).

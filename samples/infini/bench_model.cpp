@@ -30,10 +30,25 @@ void bench_model(BenchRun& run) {
   model::RunnerOptions ro = model::resolve_runner_options(c, memory_choice(o.memory), o.model_segment, 1);
   ro.max_piece = uint32_t(std::min<int64_t>(ro.infini.segment, 512));
 
-  vk::Device& dev = run.device;
-  const uint64_t baseline = dev.allocated_bytes();
-  dev.reset_peak();
-  model::LlamaRunner runner(dev, weights, ro);
+  // Memory figures are summed over the devices the layers are split over (--devices).
+  auto allocated = [&] {
+    uint64_t sum = 0;
+    for (const vk::Device* d : run.devices) sum += d->allocated_bytes();
+    return sum;
+  };
+  auto peak = [&] {
+    uint64_t sum = 0;
+    for (const vk::Device* d : run.devices) sum += d->peak_allocated_bytes();
+    return sum;
+  };
+  auto reset_peak = [&] {
+    for (vk::Device* d : run.devices) d->reset_peak();
+  };
+  const std::vector<int64_t> split =
+      run.split.empty() ? std::vector<int64_t>{} : model::split_layers(c.layers, run.split);
+  const uint64_t baseline = allocated();
+  reset_peak();
+  model::LlamaRunner runner(run.devices, weights, ro, split);
   std::mt19937 rng(7);
   std::uniform_int_distribution<int32_t> token(0, int32_t(c.vocab - 1));
   auto random_tokens = [&](int64_t n) {
@@ -77,12 +92,12 @@ void bench_model(BenchRun& run) {
     record["decode_tokens_per_s_max"] = d.max;
   }
   record["repeats"] = o.repeat;
-  record["model_peak_device_bytes"] = dev.peak_allocated_bytes() - baseline;
+  record["model_peak_device_bytes"] = peak() - baseline;
   run.emit(record);
 
   for (const int64_t tokens : o.stream_tokens) {
     runner.reset();
-    dev.reset_peak();
+    reset_peak();
     const std::vector<int32_t> piece = random_tokens(ro.infini.segment);
     // Rates of the first and the last window of the stream, taken in the same run, show whether
     // throughput depends on how far into the stream we are (it must not).
@@ -107,12 +122,12 @@ void bench_model(BenchRun& run) {
     line["window_tokens"] = window;
     line["first_window_tokens_per_s"] = double(window) / first_window_s;
     line["last_window_tokens_per_s"] = double(window) / last_window_s;
-    line["stream_peak_device_bytes"] = dev.peak_allocated_bytes() - baseline;
+    line["stream_peak_device_bytes"] = peak() - baseline;
     run.emit(line);
     if (o.interleave) {
       // A second runner that stays within its first segments, timed in alternation with the long
       // stream's next segments: machine load that drifts over minutes hits both alike.
-      model::LlamaRunner fresh(dev, weights, ro);
+      model::LlamaRunner fresh(run.devices, weights, ro, split);
       const int64_t seg = ro.infini.segment;
       const int rounds = 4;
       double late_s = 0, early_s = 0;

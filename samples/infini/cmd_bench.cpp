@@ -9,6 +9,7 @@
 #include "bench.hpp"
 #include "command.hpp"
 #include "infini/context.hpp"
+#include "model_options.hpp"
 #include "vk/device.hpp"
 
 namespace infini::cli {
@@ -38,7 +39,9 @@ void BenchRun::emit(nlohmann::json record) const {
   const auto& caps = device.caps();
   nlohmann::json line{{"device", caps.name}, {"driver", caps.driver_name + " " + caps.driver_info}};
   line.update(record);
-  line["peak_device_bytes"] = device.peak_allocated_bytes();
+  uint64_t peak = 0;
+  for (const vk::Device* d : devices) peak += d->peak_allocated_bytes();
+  line["peak_device_bytes"] = peak;
   line["host_rss_bytes"] = host_peak_rss_bytes();
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);
@@ -74,7 +77,7 @@ struct Args {
   std::string workloads = "peak_fma,matmul";
   std::string dtypes = "f32,f16";
   std::string tokens = "65536";
-  std::string device;
+  ModelArgs devices;  // --device, --devices, --split
 };
 
 int run_bench(Args& args) {
@@ -98,8 +101,8 @@ int run_bench(Args& args) {
     }
   std::sort(all.begin(), all.end(), [](const WorkloadEntry& a, const WorkloadEntry& b) { return a.order < b.order; });
 
-  Context context({.device = args.device});
-  BenchRun run{context.vulkan_device(), args.options};
+  const std::unique_ptr<Context> context = open_context(args.devices);
+  BenchRun run{context->vulkan_device(), args.options, context->vulkan_devices(), args.devices.split};
   for (const auto& w : all)
     if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end()) w.run(run);
   return 0;
@@ -108,7 +111,7 @@ int run_bench(Args& args) {
 const RegisterCommand registration{
     "bench", "Measure throughput and memory; prints one JSON object per line", [](CLI::App& app) {
       auto args = std::make_shared<Args>();
-      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, matmul, attention, model)")
+      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, matmul, attention, model, pipeline)")
           ->capture_default_str();
       app.add_option("--repeat", args->options.repeat, "Timed runs per measurement")
           ->check(CLI::Range(1, 1000))
@@ -137,7 +140,10 @@ const RegisterCommand registration{
           ->check(CLI::IsMember({"on", "off", "auto"}))->capture_default_str();
       app.add_option("--model-segment", args->options.model_segment, "model: segment length (0: the file's)")
           ->check(CLI::Range(int64_t(0), int64_t(1) << 24));
-      app.add_option("--device", args->device, "Device index or name substring");
+      app.add_option("--device-sets", args->options.device_sets,
+                     "pipeline: device sets to compare, separated by '/' (devices in a set by ',')")
+          ->capture_default_str();
+      add_device_options(app, args->devices);
       app.footer("On lavapipe set LP_NUM_THREADS to the number of cores.");
       return [args] { return run_bench(*args); };
     }};

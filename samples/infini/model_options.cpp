@@ -4,6 +4,7 @@
 
 #include "infini/error.hpp"
 #include "model/llama_loader.hpp"
+#include "vk/device.hpp"
 
 namespace infini::cli {
 
@@ -16,7 +17,36 @@ void add_model_options(CLI::App& app, ModelArgs& args) {
       ->check(CLI::IsMember({"on", "off", "auto"}));
   app.add_option("--max-piece", args.max_piece, "Most tokens per device submission (bounds scratch memory)")
       ->check(CLI::Range(1u, 65536u));
-  app.add_option("--device", args.device, "Device index or name substring");
+  add_device_options(app, args);
+}
+
+void add_device_options(CLI::App& app, ModelArgs& args) {
+  auto* one = app.add_option("--device", args.device, "Device index or name substring");
+  app.add_option("--devices", args.devices,
+                 "Devices in pipeline order, comma-separated (indices or name substrings; a device named twice "
+                 "opens two logical devices); the model's layers are split over them (default: INFINI_DEVICES)")
+      ->delimiter(',')
+      ->excludes(one);
+  app.add_option("--split", args.split,
+                 "Share of the layers per device of --devices, comma-separated (3,1: three quarters on the first; "
+                 "default: in proportion to each device's memory)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+}
+
+std::unique_ptr<Context> open_context(const ModelArgs& args) {
+  return std::make_unique<Context>(ContextOptions{.device = args.device, .devices = args.devices});
+}
+
+std::vector<int64_t> layers_per_device(const Context& context, const ModelArgs& args, int64_t layers) {
+  const std::vector<vk::Device*> devices = context.vulkan_devices();
+  std::vector<double> shares = args.split;
+  if (shares.empty())
+    for (const vk::Device* d : devices) shares.push_back(double(std::max<uint64_t>(d->caps().device_local_bytes, 1)));
+  if (shares.size() != devices.size())
+    throw Error("--split has " + std::to_string(shares.size()) + " shares for " + std::to_string(devices.size()) +
+                " devices");
+  return model::split_layers(layers, shares);
 }
 
 model::MemoryChoice memory_choice(const std::string& text) {
@@ -33,8 +63,12 @@ OpenModel open_model(const ModelArgs& args) {
   const model::RunnerOptions o =
       model::resolve_runner_options(m.weights.config, memory_choice(args.memory), args.segment, args.max_piece);
 
-  m.context = std::make_unique<Context>(ContextOptions{.device = args.device});
-  m.runner = std::make_unique<model::LlamaRunner>(m.context->vulkan_device(), m.weights, o);
+  m.context = open_context(args);
+  const std::vector<int64_t> split = layers_per_device(*m.context, args, m.weights.config.layers);
+  m.runner = std::make_unique<model::LlamaRunner>(m.context->vulkan_devices(), m.weights, o, split);
+  if (m.runner->stages().size() < split.size())
+    std::fprintf(stderr, "note: %zu of %zu devices get no layers (the model has %lld) and are not used\n",
+                 split.size() - m.runner->stages().size(), split.size(), static_cast<long long>(m.weights.config.layers));
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "infini/context.hpp"
 #include "model/gguf_file.hpp"
@@ -17,12 +18,23 @@ namespace infini::cli {
 struct ModelArgs {
   std::string model;
   std::string device;
+  std::vector<std::string> devices;  // pipeline order; INFINI_DEVICES when empty
+  std::vector<double> split;         // shares of the layers per device; empty: by device memory
   int64_t segment = 0;          // 0: the file's infini.segment_length, else 2048
   std::string memory = "auto";  // on | off | auto (on when the file has the Infini keys)
   uint32_t max_piece = 256;
 };
 
 void add_model_options(CLI::App& app, ModelArgs& args);
+
+// --device, --devices and --split (also for commands without a model).
+void add_device_options(CLI::App& app, ModelArgs& args);
+
+// The context the device options name.
+std::unique_ptr<Context> open_context(const ModelArgs& args);
+
+// Layers per device of `context` for a model of `layers` layers, as --split (or device memory) says.
+std::vector<int64_t> layers_per_device(const Context& context, const ModelArgs& args, int64_t layers);
 
 // "auto" | "on" | "off", as the --memory options of eval, run and bench take it.
 model::MemoryChoice memory_choice(const std::string& text);
