@@ -1,12 +1,50 @@
 // infini devices: every Vulkan device, its capabilities on one line, and the one that is used.
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
 #include "infini/context.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_loader.hpp"
+#include "model/llama_runner.hpp"
+#include "model_options.hpp"
 
 namespace infini::cli {
 namespace {
+
+std::string percent(int64_t tenths) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%% of the layers", double(tenths) / 10.0);
+  return text;
+}
+
+// The pipeline --devices / --split (or INFINI_DEVICES) would build: each logical device and its
+// share of the layers (exact layer ranges when a model is given).
+void print_split(const ModelArgs& args, bool json) {
+  const std::unique_ptr<Context> context = open_context(args);
+  const std::vector<DeviceDescription> devices = context->devices();
+  int64_t layers = 0;
+  if (!args.model.empty()) layers = model::load_llama(model::GgufFile(args.model)).config.layers;
+  const int64_t shown = layers ? layers : 1000;  // without a model: shares in tenths of a percent
+  const std::vector<int64_t> counts = layers_per_device(*context, args, shown);
+  int64_t first = 0;
+  if (!json) std::printf("pipeline (%zu logical devices):\n", devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string range = counts[i] == 0 ? "no layers (not used)"
+                              : layers       ? "layers " + std::to_string(first) + "-" + std::to_string(first + counts[i] - 1)
+                                             : percent(counts[i]);
+    if (json)
+      std::printf("%s\n", nlohmann::json{{"stage", i}, {"index", devices[i].index}, {"name", devices[i].name},
+                                         {"layers", layers ? counts[i] : -1}, {"first_layer", first},
+                                         {"share", double(counts[i]) / double(shown)}}
+                              .dump()
+                              .c_str());
+    else
+      std::printf("  %zu: device %zu %s: %s\n", i, devices[i].index, devices[i].name.c_str(), range.c_str());
+    first += counts[i];
+  }
+}
 
 int run_devices(bool json) {
   const auto devices = list_devices();
@@ -34,13 +72,27 @@ int run_devices(bool json) {
   return 0;
 }
 
-const RegisterCommand registration{"devices", "List Vulkan devices, their capabilities and the one infini uses",
-                                   [](CLI::App& app) {
-                                     auto json = std::make_shared<bool>(false);
-                                     app.add_flag("--json", *json, "One JSON object per device");
-                                     app.footer("INFINI_DEVICE=<index|name substring> overrides the choice.");
-                                     return [json] { return run_devices(*json); };
-                                   }};
+struct DevicesArgs {
+  bool json = false;
+  ModelArgs split;
+};
+
+const RegisterCommand registration{
+    "devices", "List Vulkan devices, their capabilities and the one infini uses", [](CLI::App& app) {
+      auto args = std::make_shared<DevicesArgs>();
+      app.add_flag("--json", args->json, "One JSON object per device");
+      add_device_options(app, args->split);
+      app.add_option("-m,--model", args->split.model, "With --devices: show the layer ranges for this model");
+      app.footer("INFINI_DEVICE=<index|name substring> overrides the choice; INFINI_DEVICES=LIST (or --devices)\n"
+                 "names a pipeline of devices, whose layer split is then shown.");
+      return [args] {
+        const bool pipeline = !args->split.devices.empty() || !args->split.split.empty() ||
+                              !args->split.model.empty() || std::getenv("INFINI_DEVICES");
+        if (!pipeline) return run_devices(args->json);
+        print_split(args->split, args->json);
+        return 0;
+      };
+    }};
 
 }  // namespace
 }  // namespace infini::cli
