@@ -12,7 +12,9 @@
 //   });
 //
 // Creating a session uploads the model's weights (see infini/model.hpp). Feeding the same tokens
-// in any split gives bit-identical logits. This header needs no Vulkan headers.
+// in any split gives the same logits up to float rounding (decode-sized pieces may use a kernel
+// with another summation order), and bit-identical logits when the splits fall on segment
+// boundaries, as a state saved and restored there does. This header needs no Vulkan headers.
 #include <cstdint>
 #include <filesystem>
 #include <functional>

@@ -1,0 +1,62 @@
+#pragma once
+// infini::SessionPool: many independent streams on several devices at once, for a server that
+// serves many users. One worker per Model (load the same file once per Context, one Context per
+// device or per device set); each worker holds one Session with its own copy of the weights on
+// its device. A job is a function of a Session: it runs on the first free worker, on a session
+// that starts empty (reset), and its result comes back through a std::future.
+//
+//   std::vector<infini::Model> models;               // one per device
+//   for (auto& ctx : contexts) models.emplace_back(ctx, "model.gguf");
+//   infini::SessionPool pool(models);
+//   auto reply = pool.submit([&](infini::Session& s) {
+//     s.restore("user42.state");                     // state files do not depend on the device
+//     s.feed(models[0].tokenize(message, false));
+//     ...
+//     s.save("user42.state");
+//     return text;
+//   });
+//
+// Jobs of one user must not run at the same time (the pool does not order them). This header
+// needs no Vulkan headers.
+#include <cstddef>
+#include <functional>
+#include <future>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "infini/model.hpp"
+#include "infini/session.hpp"
+
+namespace infini {
+
+class SessionPool {
+ public:
+  // Creates one session per model (uploading its weights) and starts a worker for each.
+  explicit SessionPool(const std::vector<Model>& models);
+  // Runs the jobs already submitted, then stops the workers.
+  ~SessionPool();
+  SessionPool(const SessionPool&) = delete;
+  SessionPool& operator=(const SessionPool&) = delete;
+
+  // Queues `job(Session&)`; the future holds its result or the exception it threw.
+  template <typename Job>
+  auto submit(Job job) -> std::future<std::invoke_result_t<Job&, Session&>> {
+    using Result = std::invoke_result_t<Job&, Session&>;
+    auto task = std::make_shared<std::packaged_task<Result(Session&)>>(std::move(job));
+    std::future<Result> result = task->get_future();
+    enqueue([task](Session& s) { (*task)(s); });
+    return result;
+  }
+
+  size_t workers() const noexcept;
+  // How many jobs each worker has run so far (worker i runs on models[i]'s devices).
+  std::vector<size_t> jobs_run() const;
+
+ private:
+  void enqueue(std::function<void(Session&)> job);
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace infini
