@@ -3,7 +3,9 @@
 // thread per stage: while stage s works on piece p, stage s-1 already works on piece p+1, a
 // wavefront over the stream. This is sound because a stage's work on a piece depends only on its
 // own memory state and on the previous stage's output for that piece; each stage takes pieces in
-// stream order. Hidden states travel between stages through host memory.
+// stream order. Hidden states travel between stages through host memory: each stage's submission
+// signals its device's timeline semaphore, and the stage's worker waits for that value before it
+// reads the hidden states back and hands them to the next stage's worker.
 #include <condition_variable>
 #include <cstdint>
 #include <deque>

@@ -48,7 +48,10 @@ CommandStream::CommandStream(Device& device, uint32_t timestamp_capacity) : devi
 }
 
 CommandStream::~CommandStream() {
-  if (submitted_) vkWaitForFences(device_.handle(), 1, &fence_.get_ref(), VK_TRUE, UINT64_MAX);
+  try {
+    wait();
+  } catch (...) {  // a lost device: nothing left to wait for
+  }
 }
 
 VkCommandBuffer CommandStream::cmd() const {
@@ -242,18 +245,25 @@ void CommandStream::end() {
 void CommandStream::submit() {
   if (recording_) throw Error("command stream: submit() before end()");
   if (submitted_) wait();
-  INFINI_VK_CHECK(vkResetFences(device_.handle(), 1, &fence_.get_ref()));
   VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   info.commandBufferCount = 1;
   info.pCommandBuffers = &cmd_;
-  device_.submit(info, fence_.get());
+  // Completion is a value of the device's timeline semaphore where there is one (what the layer
+  // pipeline orders its stages by), else this stream's fence.
+  if (device_.has_timeline()) {
+    signalled_ = device_.submit_signalling(info);
+  } else {
+    INFINI_VK_CHECK(vkResetFences(device_.handle(), 1, &fence_.get_ref()));
+    device_.submit(info, fence_.get());
+  }
   submitted_ = true;
 }
 
 void CommandStream::wait() {
   if (!submitted_) return;
   submitted_ = false;
-  INFINI_VK_CHECK(vkWaitForFences(device_.handle(), 1, &fence_.get_ref(), VK_TRUE, UINT64_MAX));
+  if (device_.has_timeline()) device_.wait_timeline(signalled_);
+  else INFINI_VK_CHECK(vkWaitForFences(device_.handle(), 1, &fence_.get_ref(), VK_TRUE, UINT64_MAX));
 }
 
 std::vector<TimestampSample> CommandStream::timestamps() const {

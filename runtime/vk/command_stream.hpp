@@ -82,6 +82,7 @@ class CommandStream {
   Owned<VkCommandPool> pool_;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   Owned<VkFence> fence_;
+  uint64_t signalled_ = 0;  // the timeline value the last submission signals
   std::vector<Owned<VkDescriptorPool>> descriptor_pools_;
   size_t current_descriptor_pool_ = 0;
   Owned<VkQueryPool> query_pool_owned_;

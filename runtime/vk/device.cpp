@@ -57,8 +57,17 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
   vkGetDeviceQueue(device_, caps_.compute_queue_family, 0, &queue_);
 
   try {
+    if (caps_.timeline_semaphore) {
+      VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+      type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+      type.initialValue = 0;
+      VkSemaphoreCreateInfo sem{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+      sem.pNext = &type;
+      INFINI_VK_CHECK(vkCreateSemaphore(device_, &sem, nullptr, &timeline_));
+    }
     pipelines_ = std::make_unique<PipelineCache>(*this, options.disk_pipeline_cache);
   } catch (...) {
+    if (timeline_) vkDestroySemaphore(device_, timeline_, nullptr);
     vkDestroyDevice(device_, nullptr);
     throw;
   }
@@ -67,6 +76,7 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
 Device::~Device() {
   if (device_ == VK_NULL_HANDLE) return;
   vkDeviceWaitIdle(device_);
+  if (timeline_) vkDestroySemaphore(device_, timeline_, nullptr);
   pipelines_.reset();  // saves the pipeline cache and destroys pipelines before the device
   vkDestroyDevice(device_, nullptr);
 }
@@ -89,6 +99,30 @@ uint32_t Device::find_memory_type(uint32_t type_bits, VkMemoryPropertyFlags requ
 void Device::submit(const VkSubmitInfo& info, VkFence fence) {
   std::lock_guard lock(queue_mutex_);
   INFINI_VK_CHECK(vkQueueSubmit(queue_, 1, &info, fence));
+}
+
+uint64_t Device::submit_signalling(const VkSubmitInfo& info) {
+  std::lock_guard lock(queue_mutex_);
+  const uint64_t value = timeline_value_ + 1;
+  VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  values.signalSemaphoreValueCount = 1;
+  values.pSignalSemaphoreValues = &value;
+  VkSubmitInfo signalling = info;
+  values.pNext = signalling.pNext;
+  signalling.pNext = &values;
+  signalling.signalSemaphoreCount = 1;
+  signalling.pSignalSemaphores = &timeline_;
+  INFINI_VK_CHECK(vkQueueSubmit(queue_, 1, &signalling, VK_NULL_HANDLE));
+  timeline_value_ = value;
+  return value;
+}
+
+void Device::wait_timeline(uint64_t value) const {
+  VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  wait.semaphoreCount = 1;
+  wait.pSemaphores = &timeline_;
+  wait.pValues = &value;
+  INFINI_VK_CHECK(vkWaitSemaphores(device_, &wait, UINT64_MAX));
 }
 
 void Device::wait_idle() {

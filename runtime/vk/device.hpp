@@ -44,6 +44,12 @@ class Device {
 
   // Submits to the queue (which Vulkan requires to be externally synchronised).
   void submit(const VkSubmitInfo& info, VkFence fence);
+  // On devices with timeline semaphores: submits `info` (which must not signal semaphores itself)
+  // so that it signals the device's timeline semaphore with the returned value when done;
+  // wait_timeline(value) blocks the host until then. Values rise in submission order.
+  bool has_timeline() const noexcept { return timeline_ != VK_NULL_HANDLE; }
+  uint64_t submit_signalling(const VkSubmitInfo& info);
+  void wait_timeline(uint64_t value) const;
   void wait_idle();
 
   // Device memory allocated through this Device, now and at most so far.
@@ -60,6 +66,8 @@ class Device {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   std::mutex queue_mutex_;
+  VkSemaphore timeline_ = VK_NULL_HANDLE;
+  uint64_t timeline_value_ = 0;  // last value submitted (under queue_mutex_)
   std::unique_ptr<PipelineCache> pipelines_;
   std::atomic<uint64_t> allocated_{0};
   std::atomic<uint64_t> peak_{0};
