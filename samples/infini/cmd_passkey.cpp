@@ -105,8 +105,9 @@ Trial run_trial(model::LlamaRunner& runner, const model::SpmTokenizer& tokenizer
   runner.reset();
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<float> logits;
+  const int64_t per_call = runner.stages().size() > 1 ? 8 : 1;  // lets a layer pipeline overlap segments
   for (size_t done = 0; done < ids.size();) {
-    const size_t piece = std::min(ids.size() - done, size_t(segment - runner.tokens_seen() % segment));
+    const size_t piece = std::min(ids.size() - done, size_t(segment * per_call - runner.tokens_seen() % segment));
     logits = runner.forward(std::span<const int32_t>(ids).subspan(done, piece), false);
     done += piece;
     if (!args.quiet && ids.size() > 65536 && (runner.tokens_seen() / segment) % 64 == 0)
@@ -133,6 +134,9 @@ int run_passkey(const PasskeyArgs& args) {
   const model::SpmTokenizer tokenizer(m.weights.vocab);
   model::LlamaRunner& runner = *m.runner;
   vk::Device& device = m.context->vulkan_device();
+  auto reset_peaks = [&] {
+    for (vk::Device* d : m.context->vulkan_devices()) d->reset_peak();
+  };
   const auto& o = runner.options().infini;
   std::FILE* trials_out = args.json ? stderr : stdout;
   std::ofstream dump;
@@ -159,7 +163,7 @@ int run_passkey(const PasskeyArgs& args) {
     int64_t all_tokens = 0;
     double all_s = 0;
     for (size_t d = 0; d < depths.size(); ++d) {
-      device.reset_peak();
+      reset_peaks();
       int correct = 0;
       int64_t tokens = 0;
       double seconds = 0;
@@ -186,7 +190,8 @@ int run_passkey(const PasskeyArgs& args) {
       }
       const double accuracy = double(correct) / args.trials;
       row.accuracy.push_back(accuracy);
-      row.peak = std::max(row.peak, device.peak_allocated_bytes());
+      const uint64_t peak = m.context->peak_device_memory_bytes();
+      row.peak = std::max(row.peak, peak);
       all_tokens += tokens;
       all_s += seconds;
       if (args.json) {
@@ -195,8 +200,9 @@ int run_passkey(const PasskeyArgs& args) {
                                   {"trials", args.trials},
                                   {"accuracy", accuracy},
                                   {"tokens_per_s", double(tokens) / seconds},
-                                  {"peak_device_bytes", uint64_t(device.peak_allocated_bytes())},
+                                  {"peak_device_bytes", peak},
                                   {"device", device.caps().name},
+                                  {"devices", m.context->vulkan_devices().size()},
                                   {"model", args.model.model},
                                   {"segment", o.segment}};
         std::cout << line.dump() << std::endl;

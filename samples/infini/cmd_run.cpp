@@ -80,15 +80,20 @@ int run_text(const RunArgs& args) {
   const auto t0 = std::chrono::steady_clock::now();
   const size_t resumed = done;
   std::vector<float> logits;
+  // Over several devices, several segments per call let the layer pipeline overlap them.
+  const int64_t per_call = runner.stages().size() > 1 ? 8 : 1;
+  int64_t checkpoints = runner.tokens_seen() / segment / std::max<int64_t>(args.checkpoint_every, 1);
   while (done < ids.size()) {
-    const size_t piece = std::min(ids.size() - done, size_t(segment - runner.tokens_seen() % segment));
+    const size_t piece = std::min(ids.size() - done, size_t(segment * per_call - runner.tokens_seen() % segment));
     logits = runner.forward(std::span<const int32_t>(ids).subspan(done, piece), false);
     done += piece;
     const int64_t segments = runner.tokens_seen() / segment;
     // Never checkpoint the whole input: a run resumed from it would have no logits to continue.
-    if (args.checkpoint_every > 0 && runner.tokens_seen() % segment == 0 && segments % args.checkpoint_every == 0 &&
-        done < ids.size())
+    if (args.checkpoint_every > 0 && runner.tokens_seen() % segment == 0 &&
+        segments / args.checkpoint_every > checkpoints && done < ids.size()) {
       stream::write_session_state(args.save_state, runner.save_state());
+      checkpoints = segments / args.checkpoint_every;
+    }
     if (!args.quiet)
       std::fprintf(stderr, "\rprefill %zu/%zu tokens, %lld segments done, %.1f tokens/s", done, ids.size(),
                    static_cast<long long>(segments), double(done - resumed) / seconds_since(t0));
