@@ -57,6 +57,18 @@ TEST_CASE_METHOD(GpuTest, "a model whose single row exceeds the device's buffer 
                     Catch::Contains("maxStorageBufferRange") && Catch::Contains("64 bytes"));
 }
 
+TEST_CASE_METHOD(GpuTest, "a segment whose caches exceed the device's buffer limit is refused naming it",
+                 "[gpu][model][limits]") {
+  testing::TinyLlama tiny(testing::TinyLlamaSpec{});
+  auto small = open_second_device({.disk_pipeline_cache = false, .max_buffer_bytes = 4096});
+  model::RunnerOptions o;
+  o.infini.segment = 4096;  // the open segment's K cache alone: 4096 tokens x 2 heads x 8 x 4 bytes
+  o.infini.memory = true;
+  o.max_piece = 4;
+  CHECK_THROWS_WITH(model::LlamaRunner(*small, tiny.weights, o),
+                    Catch::Contains("maxMemoryAllocationSize") && Catch::Contains("4096 bytes"));
+}
+
 TEST_CASE_METHOD(GpuTest, "a model larger than the device's memory heap is refused before uploading",
                  "[gpu][model][limits]") {
   testing::TinyLlama tiny(testing::TinyLlamaSpec{});
