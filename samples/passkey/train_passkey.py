@@ -33,19 +33,34 @@ DRILLS = [0.5, 0.5, 0.25, 0.1]
 
 
 def copy_drill(rng, T):
-    """A stream of random words followed by the same tokens again (the copy starting at a random
-    offset, often in a later segment): dense practice for the copying that answering needs,
-    locally and through the memory. Weight 0.999 on the predictable part."""
+    """Random words that repeat: dense practice for the copying that answering needs. Half the
+    drills repeat short groups right away (copies inside a segment, through local attention), half
+    repeat the whole first part later (copies from earlier segments, through the memory). Weight
+    0.999 on the predictable tokens."""
     letters = "abcdefghijklmnopqrstuvwxyz0123456789"
-    half = int(rng.integers(T // 4, T // 2 + 1))
-    words = []
-    while sum(len(w) + 1 for w in words) < half:
-        words.append("".join(letters[i] for i in rng.integers(0, len(letters), int(rng.integers(3, 9)))))
-    body = task.encode(" ".join(words))[1:half]
-    ids = [task.BOS] + body + body
-    w = np.zeros(T, dtype=np.float32)
-    w[len(body) + 1:len(ids) - 1] = 0.999
-    return ids + [task.EOS] * (T - len(ids)), w
+
+    def words(chars):
+        out = []
+        while sum(len(w) + 1 for w in out) < chars:
+            out.append("".join(letters[i] for i in rng.integers(0, len(letters), int(rng.integers(3, 9)))))
+        return task.encode_continuation(" " + " ".join(out))
+
+    ids, w = [task.BOS], [0.0]
+    if rng.random() < 0.5:
+        while len(ids) < T:
+            group = words(int(rng.integers(6, 40)))
+            ids += group
+            w += [0.0] * len(group)
+            ids += group
+            w += [0.0] + [0.999] * (len(group) - 1)
+    else:
+        body = words(int(rng.integers(T // 4, T // 2 + 1)))
+        ids += body + body
+        w += [0.0] * len(body) + [0.0] + [0.999] * (len(body) - 1)
+    ids, w = ids[:T], np.array(w[:T], dtype=np.float32)
+    # w[t] weighs predicting ids[t + 1]
+    w = np.append(w[1:], 0.0)
+    return ids + [task.EOS] * (T - len(ids)), np.pad(w, (0, T - len(w)))
 
 
 def make_batch(rng, segments, batch, cfg, boundary_share=0.25, drill_share=0.0):
