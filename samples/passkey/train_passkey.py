@@ -123,6 +123,7 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every stage's steps (for quick trials)")
     ap.add_argument("--checkpoint", default="", help="save/resume training state here")
+    ap.add_argument("--stages", default="", help="steps:segments:batch:drill_share,... (default: STAGES and DRILLS)")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -134,7 +135,10 @@ def main():
         if p.dim() == 2:
             torch.nn.init.normal_(p, std=0.02)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0, betas=(0.9, 0.98))
-    stages = [(max(1, int(s * args.scale)), segs, b, d) for (s, segs, b), d in zip(STAGES, DRILLS)]
+    stages = [(s, segs, b, d) for (s, segs, b), d in zip(STAGES, DRILLS)]
+    if args.stages:
+        stages = [(int(a), int(b), int(c), float(d)) for a, b, c, d in (x.split(":") for x in args.stages.split(","))]
+    stages = [(max(1, int(s * args.scale)), segs, b, d) for s, segs, b, d in stages]
     total = sum(s[0] for s in stages)
     step = 0
     if args.checkpoint and os.path.exists(args.checkpoint):
