@@ -36,7 +36,7 @@ struct ModelOptions {
   MemoryMode memory = MemoryMode::Auto;
   uint32_t max_piece = 256;            // most tokens per device submission (bounds scratch memory)
   // On a context with several devices, each device's share of the layers, in order ({3, 1}: three
-  // quarters on the first); empty: in proportion to each device's memory. A device whose share
+  // quarters on the first); empty: in proportion to each device's free memory. A device whose share
   // rounds to no layers is left out.
   std::vector<double> split;
 };

@@ -56,7 +56,7 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
   std::vector<int64_t> counts(layers_per_device.begin(), layers_per_device.end());
   if (counts.empty()) {
     std::vector<double> memory;
-    for (vk::Device* d : devices) memory.push_back(double(std::max<uint64_t>(d->caps().device_local_bytes, 1)));
+    for (vk::Device* d : devices) memory.push_back(double(std::max<uint64_t>(d->free_device_local_bytes(), 1)));
     counts = split_layers(config_.layers, memory);
   }
   int64_t sum = 0;

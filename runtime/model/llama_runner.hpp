@@ -53,7 +53,7 @@ class LlamaRunner {
   // afterwards. Throws infini::Error on a bad model or a device limit.
   LlamaRunner(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options);
   // The layers split over several devices in pipeline order, `layers_per_device[i]` on
-  // devices[i] (empty: in proportion to each device's device-local memory). Devices given no
+  // devices[i] (empty: in proportion to each device's free device-local memory). Devices given no
   // layers are left out. Each device holds only its own layers' weights and memory state.
   LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeights& weights, const RunnerOptions& options,
               std::span<const int64_t> layers_per_device = {});

@@ -175,6 +175,7 @@ Capabilities probe_capabilities(VkPhysicalDevice device) {
                           has_extension(extensions, "VK_KHR_shader_integer_dot_product");
   c.cooperative_matrix_khr = has_extension(extensions, "VK_KHR_cooperative_matrix");
   c.cooperative_matrix_nv = has_extension(extensions, "VK_NV_cooperative_matrix");
+  c.memory_budget = has_extension(extensions, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
   // Memory heaps.
   VkPhysicalDeviceMemoryProperties memory{};

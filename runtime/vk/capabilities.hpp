@@ -49,6 +49,7 @@ struct Capabilities {
   bool cooperative_matrix_khr = false;
   bool cooperative_matrix_nv = false;
   bool timeline_semaphore = false;
+  bool memory_budget = false;  // VK_EXT_memory_budget: free device memory can be asked for
 
   // Limits.
   uint32_t max_shared_memory_bytes = 0;

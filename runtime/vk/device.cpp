@@ -40,6 +40,7 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     f12.pNext = &size_control;
     if (caps_.api_version < VK_API_VERSION_1_3) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   }
+  if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -123,6 +124,22 @@ void Device::wait_timeline(uint64_t value) const {
   wait.pSemaphores = &timeline_;
   wait.pValues = &value;
   INFINI_VK_CHECK(vkWaitSemaphores(device_, &wait, UINT64_MAX));
+}
+
+uint64_t Device::free_device_local_bytes() const {
+  if (caps_.memory_budget) {
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+    props.pNext = &budget;
+    vkGetPhysicalDeviceMemoryProperties2(physical_, &props);
+    uint64_t free = 0;
+    for (uint32_t h = 0; h < props.memoryProperties.memoryHeapCount; ++h)
+      if (props.memoryProperties.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+        free += budget.heapBudget[h] > budget.heapUsage[h] ? budget.heapBudget[h] - budget.heapUsage[h] : 0;
+    return free;
+  }
+  const uint64_t used = allocated_bytes();
+  return caps_.device_local_bytes > used ? caps_.device_local_bytes - used : 0;
 }
 
 void Device::wait_idle() {

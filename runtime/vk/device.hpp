@@ -56,6 +56,9 @@ class Device {
   uint64_t allocated_bytes() const noexcept { return allocated_.load(); }
   uint64_t peak_allocated_bytes() const noexcept { return peak_.load(); }
   void reset_peak() noexcept { peak_.store(allocated_.load()); }
+  // Device-local memory still free: the driver's budget less its usage where VK_EXT_memory_budget
+  // exists (that counts other programs too), else the heap size less what this Device allocated.
+  uint64_t free_device_local_bytes() const;
   void note_allocation(int64_t delta) noexcept;
 
  private:

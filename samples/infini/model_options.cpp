@@ -29,7 +29,7 @@ void add_device_options(CLI::App& app, ModelArgs& args) {
       ->excludes(one);
   app.add_option("--split", args.split,
                  "Share of the layers per device of --devices, comma-separated (3,1: three quarters on the first; "
-                 "default: in proportion to each device's memory)")
+                 "default: in proportion to each device's free memory)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
 }
@@ -42,7 +42,7 @@ std::vector<int64_t> layers_per_device(const Context& context, const ModelArgs& 
   const std::vector<vk::Device*> devices = context.vulkan_devices();
   std::vector<double> shares = args.split;
   if (shares.empty())
-    for (const vk::Device* d : devices) shares.push_back(double(std::max<uint64_t>(d->caps().device_local_bytes, 1)));
+    for (const vk::Device* d : devices) shares.push_back(double(std::max<uint64_t>(d->free_device_local_bytes(), 1)));
   if (shares.size() != devices.size())
     throw Error("--split has " + std::to_string(shares.size()) + " shares for " + std::to_string(devices.size()) +
                 " devices");

@@ -26,41 +26,33 @@ import model_gguf  # noqa: E402
 
 # (steps, segments per stream at most, batch): short streams teach the mechanism, long ones teach
 # it to keep filler out of the memory so that it survives a million tokens.
-STAGES = [(400, 2, 16), (800, 4, 8), (500, 8, 4), (300, 16, 2)]
+STAGES = [(300, 1, 16), (600, 2, 16), (600, 4, 8), (300, 8, 4)]
 # Share of copy drills (see copy_drill) per stage: they teach copying fast; the passkey task itself
 # dominates the later stages.
-DRILLS = [0.5, 0.5, 0.25, 0.1]
+DRILLS = [1.0, 0.5, 0.3, 0.2]
 
 
-def copy_drill(rng, T):
-    """Random words that repeat: dense practice for the copying that answering needs. Half the
-    drills repeat short groups right away (copies inside a segment, through local attention), half
-    repeat the whole first part later (copies from earlier segments, through the memory). Weight
-    0.999 on the predictable tokens."""
-    letters = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-    def words(chars):
-        out = []
-        while sum(len(w) + 1 for w in out) < chars:
-            out.append("".join(letters[i] for i in rng.integers(0, len(letters), int(rng.integers(3, 9)))))
-        return task.encode_continuation(" " + " ".join(out))
-
-    ids, w = [task.BOS], [0.0]
-    if rng.random() < 0.5:
-        while len(ids) < T:
-            group = words(int(rng.integers(6, 40)))
-            ids += group
-            w += [0.0] * len(group)
-            ids += group
-            w += [0.0] + [0.999] * (len(group) - 1)
-    else:
-        body = words(int(rng.integers(T // 4, T // 2 + 1)))
-        ids += body + body
-        w += [0.0] * len(body) + [0.0] + [0.999] * (len(body) - 1)
-    ids, w = ids[:T], np.array(w[:T], dtype=np.float32)
-    # w[t] weighs predicting ids[t + 1]
-    w = np.append(w[1:], 0.0)
-    return ids + [task.EOS] * (T - len(ids)), np.pad(w, (0, T - len(w)))
+def copy_drill(rng, T, segment):
+    """Random characters in which a few random spans repeat: dense practice for content-based
+    copying (an induction head), which finding the key needs. Half the drills copy within a
+    segment (local attention), half copy a span of the first segment into a later one (the
+    memory) when the stream has several. Weight 0.999 on the predictable tokens."""
+    alphabet = [task.PIECE_ID[c] for c in "abcdefghijklmnopqrstuvwxyz0123456789" + task.SPACE]
+    ids = [task.BOS] + [alphabet[i] for i in rng.integers(0, len(alphabet), T - 1)]
+    w = np.zeros(T, dtype=np.float32)  # w[t]: weight of predicting ids[t + 1]
+    far = T > segment and rng.random() < 0.5
+    for _ in range(max(1, T // 96)):
+        length = int(rng.integers(8, 33))
+        if far:
+            src = int(rng.integers(1, segment - length))
+            dst = int(rng.integers(segment, T - length))
+        else:
+            base = int(rng.integers(0, T // segment)) * segment
+            src = base + int(rng.integers(1, segment - 2 * length))
+            dst = src + length + int(rng.integers(0, segment - (src - base) - 2 * length + 1))
+        ids[dst:dst + length] = ids[src:src + length]
+        w[dst:dst + length - 1] = 0.999
+    return ids, w
 
 
 def make_batch(rng, segments, batch, cfg, boundary_share=0.25, drill_share=0.0):
@@ -69,7 +61,7 @@ def make_batch(rng, segments, batch, cfg, boundary_share=0.25, drill_share=0.0):
     rows, weights = [], []
     for _ in range(batch):
         if rng.random() < drill_share:
-            ids, w = copy_drill(rng, T)
+            ids, w = copy_drill(rng, T, cfg.segment)
             rows.append(ids)
             weights.append(w)
             continue
@@ -115,10 +107,10 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--embd", type=int, default=128)
-    ap.add_argument("--layers", type=int, default=3)
+    ap.add_argument("--embd", type=int, default=64)
+    ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--ffn", type=int, default=256)
+    ap.add_argument("--ffn", type=int, default=128)
     ap.add_argument("--segment", type=int, default=256)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every stage's steps (for quick trials)")
