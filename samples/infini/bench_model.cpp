@@ -7,6 +7,7 @@
 #include <random>
 
 #include "bench.hpp"
+#include "bench_model_file.hpp"
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
@@ -23,12 +24,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 void bench_model(BenchRun& run) {
   const BenchOptions& o = run.options;
-  if (o.model.empty()) throw Error("the model workload needs --model FILE.gguf (infini make-model writes one)");
-  const model::GgufFile file(o.model);
-  const model::LlamaWeights weights = model::load_llama(file);
+  const BenchModel bm = load_bench_model(o, "model");
+  const model::LlamaWeights& weights = bm.weights;
   const model::LlamaConfig& c = weights.config;
-  model::RunnerOptions ro = model::resolve_runner_options(c, memory_choice(o.memory), o.model_segment, 1);
-  ro.max_piece = uint32_t(std::min<int64_t>(ro.infini.segment, 512));
+  const model::RunnerOptions& ro = bm.options;
 
   // Memory figures are summed over the devices the layers are split over (--devices).
   auto allocated = [&] {

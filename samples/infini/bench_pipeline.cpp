@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "bench.hpp"
+#include "bench_model_file.hpp"
 #include "infini/context.hpp"
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
@@ -60,12 +61,10 @@ struct DeviceSet {
 
 void bench_pipeline(BenchRun& run) {
   const BenchOptions& o = run.options;
-  if (o.model.empty()) throw Error("the pipeline workload needs --model FILE.gguf (infini make-model writes one)");
-  const model::GgufFile file(o.model);
-  const model::LlamaWeights weights = model::load_llama(file);
+  const BenchModel bm = load_bench_model(o, "pipeline");
+  const model::LlamaWeights& weights = bm.weights;
   const model::LlamaConfig& c = weights.config;
-  model::RunnerOptions ro = model::resolve_runner_options(c, memory_choice(o.memory), o.model_segment, 1);
-  ro.max_piece = uint32_t(std::min<int64_t>(ro.infini.segment, 512));
+  const model::RunnerOptions& ro = bm.options;
 
   std::vector<DeviceSet> sets;
   for (const std::string& list : split_on(o.device_sets, '/')) {

@@ -1,0 +1,23 @@
+#pragma once
+// The --model file of the model benchmarks, loaded, with the runner options they all use
+// (the file's memory and segment unless --memory / --model-segment say otherwise; pieces of at
+// most 512 tokens).
+#include <memory>
+
+#include "bench.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_runner.hpp"
+#include "model/llama_weights.hpp"
+
+namespace infini::cli {
+
+struct BenchModel {
+  std::unique_ptr<model::GgufFile> file;  // the mapping the weights point into
+  model::LlamaWeights weights;
+  model::RunnerOptions options;
+};
+
+// Throws a one-line error naming `workload` when no --model was given.
+BenchModel load_bench_model(const BenchOptions& o, const std::string& workload);
+
+}  // namespace infini::cli
