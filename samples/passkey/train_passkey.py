@@ -3,11 +3,20 @@
 
     /usr/bin/python3 samples/passkey/train_passkey.py --out samples/passkey/passkey.gguf
 
-Seeded and reproducible for a given thread count (torch reductions depend on it). Each example is
-one fresh stream: filler text, a 5-digit key at a random depth, a question; the loss is the answer
-(next-character cross-entropy elsewhere too, at a small weight). Gradients flow through every
-segment of the stream, so the model learns what to write into the compressive memory and when to
-read it. Training lengths grow by stages (a curriculum); see STAGES.
+Seeded and reproducible for a given thread count (torch reductions depend on it; a resumed run
+restarts the copy bootstrap's generator). Each passkey example is one fresh stream: filler text,
+a 5-digit key at a random depth, a question; the loss is the answer and the key's second copy in
+the key line (next-character cross-entropy elsewhere, at weight 0.01). Gradients flow through
+every segment of the stream, so the model can learn what to write into the compressive memory
+and when to read it. Stages (STAGES): a random-token copy bootstrap, then streams of 1, 2, 4 and
+8 segments.
+
+Status (2-core machine, about 10 minutes for 2500 steps with libopenblas0-pthread installed;
+Debian's torch otherwise runs on the reference BLAS, 12x slower): the one-segment stage reaches
+98% answer accuracy (the key and the question share a segment: local attention), but with two
+segments, where the key must come back through the memory, accuracy stays near 0 for 600 steps.
+The memory read averages over every token written, so the model has to learn keys that leave the
+filler out; this recipe does not get there yet.
 """
 import argparse
 import math
@@ -26,45 +35,31 @@ import model_gguf  # noqa: E402
 
 # (steps, segments per stream at most, batch): short streams teach the mechanism, long ones teach
 # it to keep filler out of the memory so that it survives a million tokens.
-STAGES = [(300, 1, 16), (600, 2, 16), (600, 4, 8), (300, 8, 4)]
-# Share of copy drills (see copy_drill) per stage: they teach copying fast; the passkey task itself
-# dominates the later stages.
-DRILLS = [1.0, 0.5, 0.3, 0.2]
+# (steps, segments per stream at most, batch); segments 0 is the copy bootstrap (copy_batch).
+# One-segment streams teach the format and local copying; longer ones need the memory.
+STAGES = [(600, 0, 32), (600, 1, 16), (600, 2, 8), (400, 4, 4), (300, 8, 2)]
 
 
-def copy_drill(rng, T, segment):
-    """Random characters in which a few random spans repeat: dense practice for content-based
-    copying (an induction head), which finding the key needs. Half the drills copy within a
-    segment (local attention), half copy a span of the first segment into a later one (the
-    memory) when the stream has several. Weight 0.999 on the predictable tokens."""
-    alphabet = [task.PIECE_ID[c] for c in "abcdefghijklmnopqrstuvwxyz0123456789" + task.SPACE]
-    ids = [task.BOS] + [alphabet[i] for i in rng.integers(0, len(alphabet), T - 1)]
-    w = np.zeros(T, dtype=np.float32)  # w[t]: weight of predicting ids[t + 1]
-    far = T > segment and rng.random() < 0.5
-    for _ in range(max(1, T // 96)):
-        length = int(rng.integers(8, 33))
-        if far:
-            src = int(rng.integers(1, segment - length))
-            dst = int(rng.integers(segment, T - length))
-        else:
-            base = int(rng.integers(0, T // segment)) * segment
-            src = base + int(rng.integers(1, segment - 2 * length))
-            dst = src + length + int(rng.integers(0, segment - (src - base) - 2 * length + 1))
-        ids[dst:dst + length] = ids[src:src + length]
-        w[dst:dst + length - 1] = 0.999
-    return ids, w
+def copy_batch(gen, batch=32, T=96):
+    """Random characters with one random span (8-32 tokens) repeated at once: the loss is on the
+    repeat only. This bootstraps content-based copying (an induction head), which finding the key
+    needs and which the passkey task alone teaches slowly."""
+    alphabet = torch.tensor([task.PIECE_ID[c] for c in "abcdefghijklmnopqrstuvwxyz0123456789" + task.SPACE])
+    x = alphabet[torch.randint(0, len(alphabet), (batch, T), generator=gen)]
+    w = torch.zeros(batch, T)
+    for b in range(batch):
+        n = int(torch.randint(8, 33, (1,), generator=gen))
+        s = int(torch.randint(0, T - 2 * n, (1,), generator=gen))
+        x[b, s + n:s + 2 * n] = x[b, s:s + n]
+        w[b, s + n:s + 2 * n - 1] = 0.999  # w[t] weighs predicting x[t + 1]
+    return x, w
 
 
-def make_batch(rng, segments, batch, cfg, boundary_share=0.25, drill_share=0.0):
+def make_batch(rng, segments, batch, cfg, boundary_share=0.25):
     """Token ids [batch, T] and loss weights [batch, T] (weight of predicting token t+1 at t)."""
     T = segments * cfg.segment
     rows, weights = [], []
     for _ in range(batch):
-        if rng.random() < drill_share:
-            ids, w = copy_drill(rng, T, cfg.segment)
-            rows.append(ids)
-            weights.append(w)
-            continue
         key = f"{rng.integers(0, 100000):05d}"
         answer = task.encode_continuation(task.ANSWER.format(key=key))
         fixed = 2 + task.fixed_chars()
@@ -115,7 +110,7 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every stage's steps (for quick trials)")
     ap.add_argument("--checkpoint", default="", help="save/resume training state here")
-    ap.add_argument("--stages", default="", help="steps:segments:batch:drill_share,... (default: STAGES and DRILLS)")
+    ap.add_argument("--stages", default="", help="steps:segments:batch,... (default: STAGES)")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -126,11 +121,11 @@ def main():
     for name, p in model.named_parameters():
         if p.dim() == 2:
             torch.nn.init.normal_(p, std=0.02)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0, betas=(0.9, 0.98))
-    stages = [(s, segs, b, d) for (s, segs, b), d in zip(STAGES, DRILLS)]
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    stages = list(STAGES)
     if args.stages:
-        stages = [(int(a), int(b), int(c), float(d)) for a, b, c, d in (x.split(":") for x in args.stages.split(","))]
-    stages = [(max(1, int(s * args.scale)), segs, b, d) for s, segs, b, d in stages]
+        stages = [(int(a), int(b), int(c)) for a, b, c in (x.split(":") for x in args.stages.split(","))]
+    stages = [(max(1, int(s * args.scale)), segs, b) for s, segs, b in stages]
     total = sum(s[0] for s in stages)
     step = 0
     if args.checkpoint and os.path.exists(args.checkpoint):
@@ -143,26 +138,26 @@ def main():
     started = time.time()
     recent, recent_copy = [], []
     stage_start = 0
-    for steps, segments, batch, drills in stages:
+    copy_gen = torch.Generator().manual_seed(args.seed)
+    for steps, segments, batch in stages:
         for i in range(steps):
             if stage_start + i < step:
                 continue
-            lr = args.lr * min(1.0, (step + 1) / 100) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / total)))
-            for group in opt.param_groups:
-                group["lr"] = lr
-            tokens, weights = make_batch(np.random.default_rng([args.seed, step]), segments, batch, cfg,
-                                         drill_share=drills)
+            lr = args.lr  # constant: warmup, decay and clipping slowed the copy bootstrap down
+            if segments == 0:
+                tokens, weights = copy_batch(copy_gen, batch)
+            else:
+                tokens, weights = make_batch(np.random.default_rng([args.seed, step]), segments, batch, cfg)
             logits = model(tokens)
             ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
             w = weights[:, :-1].reshape(-1)
             loss = (ce * w).sum() / w.sum()
             opt.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             step += 1
             recent.append(answer_accuracy(logits.detach(), tokens, weights))
-            copy = (weights[:, :-1] > 0.99) & (weights[:, :-1] < 1.0)
+            copy = weights[:, :-1] > 0.99
             recent_copy.append(((logits[:, :-1].argmax(-1) == tokens[:, 1:]) & copy).sum().item() / max(1, copy.sum().item()))
             if step % 50 == 0:
                 print(f"step {step}/{total} segments {segments} loss {loss.item():.4f} "
