@@ -124,17 +124,9 @@ std::vector<DeviceDescription> Context::devices() const {
   return out;
 }
 
-uint64_t Context::device_memory_bytes() const {
-  uint64_t sum = 0;
-  for (const auto& d : state_->devices) sum += d->allocated_bytes();
-  return sum;
-}
+uint64_t Context::device_memory_bytes() const { return vk::allocated_bytes(vulkan_devices()); }
 
-uint64_t Context::peak_device_memory_bytes() const {
-  uint64_t sum = 0;
-  for (const auto& d : state_->devices) sum += d->peak_allocated_bytes();
-  return sum;
-}
+uint64_t Context::peak_device_memory_bytes() const { return vk::peak_allocated_bytes(vulkan_devices()); }
 
 vk::Device& Context::vulkan_device() const { return *state_->devices.front(); }
 

@@ -50,13 +50,9 @@ Model::State::State(Context& c, const std::filesystem::path& path, const ModelOp
       runner(resolve(weights.config, options, file->name())),
       info(describe(weights, runner, file->name())),
       tokenizer(weights.vocab) {
-  if (!options.split.empty()) {
-    const size_t devices = context.vulkan_devices().size();
-    if (options.split.size() != devices)
-      throw Error("model: the split has " + std::to_string(options.split.size()) + " shares for " +
-                  std::to_string(devices) + " devices");
-    layers_per_device = model::split_layers(weights.config.layers, options.split);
-  }
+  // Without shares the split is made per session, from the memory free when it uploads.
+  if (!options.split.empty())
+    layers_per_device = model::layers_for_devices(context.vulkan_devices(), weights.config.layers, options.split);
 }
 
 Model::Model(Context& context, const std::filesystem::path& gguf, const ModelOptions& options)

@@ -44,6 +44,19 @@ std::vector<int64_t> split_layers(int64_t layers, std::span<const double> shares
   return count;
 }
 
+std::vector<int64_t> layers_for_devices(std::span<vk::Device* const> devices, int64_t layers,
+                                        std::span<const double> shares) {
+  if (shares.empty()) {
+    std::vector<double> free;
+    for (const vk::Device* d : devices) free.push_back(double(std::max<uint64_t>(d->free_device_local_bytes(), 1)));
+    return split_layers(layers, free);
+  }
+  if (shares.size() != devices.size())
+    throw Error("model: the split has " + std::to_string(shares.size()) + " shares for " +
+                std::to_string(devices.size()) + " devices");
+  return split_layers(layers, shares);
+}
+
 LlamaRunner::LlamaRunner(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options)
     : LlamaRunner(std::array<vk::Device*, 1>{&device}, weights, options) {}
 
@@ -53,12 +66,9 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
   if (options.max_piece < 1) throw Error("model: max_piece must be >= 1");
   if (devices.empty()) throw Error("model: no devices given");
   options_.infini.rope = config_.rope;
-  std::vector<int64_t> counts(layers_per_device.begin(), layers_per_device.end());
-  if (counts.empty()) {
-    std::vector<double> memory;
-    for (vk::Device* d : devices) memory.push_back(double(std::max<uint64_t>(d->free_device_local_bytes(), 1)));
-    counts = split_layers(config_.layers, memory);
-  }
+  const std::vector<int64_t> counts = layers_per_device.empty()
+                                         ? layers_for_devices(devices, config_.layers)
+                                         : std::vector<int64_t>(layers_per_device.begin(), layers_per_device.end());
   int64_t sum = 0;
   bool negative = false;
   for (int64_t c : counts) {

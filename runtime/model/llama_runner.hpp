@@ -47,6 +47,11 @@ RunnerOptions resolve_runner_options(const LlamaConfig& config, MemoryChoice mem
 // than layers.
 std::vector<int64_t> split_layers(int64_t layers, std::span<const double> shares);
 
+// Layers per device: by `shares` (one per device) or, when empty, in proportion to each device's
+// free device-local memory. Throws when the shares do not match the devices.
+std::vector<int64_t> layers_for_devices(std::span<vk::Device* const> devices, int64_t layers,
+                                        std::span<const double> shares = {});
+
 class LlamaRunner {
  public:
   // Checks the weights (check_llama_weights) and uploads them. The host views may be released

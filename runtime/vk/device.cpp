@@ -142,6 +142,22 @@ uint64_t Device::free_device_local_bytes() const {
   return caps_.device_local_bytes > used ? caps_.device_local_bytes - used : 0;
 }
 
+uint64_t allocated_bytes(std::span<Device* const> devices) noexcept {
+  uint64_t sum = 0;
+  for (const Device* d : devices) sum += d->allocated_bytes();
+  return sum;
+}
+
+uint64_t peak_allocated_bytes(std::span<Device* const> devices) noexcept {
+  uint64_t sum = 0;
+  for (const Device* d : devices) sum += d->peak_allocated_bytes();
+  return sum;
+}
+
+void reset_peaks(std::span<Device* const> devices) noexcept {
+  for (Device* d : devices) d->reset_peak();
+}
+
 void Device::wait_idle() {
   std::lock_guard lock(queue_mutex_);
   INFINI_VK_CHECK(vkDeviceWaitIdle(device_));

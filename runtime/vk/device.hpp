@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 
 #include "vk/device_choice.hpp"
 
@@ -75,5 +76,10 @@ class Device {
   std::atomic<uint64_t> allocated_{0};
   std::atomic<uint64_t> peak_{0};
 };
+
+// Summed over several devices (a pipeline, a context).
+uint64_t allocated_bytes(std::span<Device* const> devices) noexcept;
+uint64_t peak_allocated_bytes(std::span<Device* const> devices) noexcept;
+void reset_peaks(std::span<Device* const> devices) noexcept;
 
 }  // namespace infini::vk

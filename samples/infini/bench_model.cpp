@@ -7,6 +7,7 @@
 #include <random>
 
 #include "bench.hpp"
+#include "stopwatch.hpp"
 #include "bench_model_file.hpp"
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
@@ -18,10 +19,6 @@
 namespace infini::cli {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 void bench_model(BenchRun& run) {
   const BenchOptions& o = run.options;
   const BenchModel bm = load_bench_model(o, "model");
@@ -30,22 +27,10 @@ void bench_model(BenchRun& run) {
   const model::RunnerOptions& ro = bm.options;
 
   // Memory figures are summed over the devices the layers are split over (--devices).
-  auto allocated = [&] {
-    uint64_t sum = 0;
-    for (const vk::Device* d : run.devices) sum += d->allocated_bytes();
-    return sum;
-  };
-  auto peak = [&] {
-    uint64_t sum = 0;
-    for (const vk::Device* d : run.devices) sum += d->peak_allocated_bytes();
-    return sum;
-  };
-  auto reset_peak = [&] {
-    for (vk::Device* d : run.devices) d->reset_peak();
-  };
-  const std::vector<int64_t> split =
-      run.split.empty() ? std::vector<int64_t>{} : model::split_layers(c.layers, run.split);
-  const uint64_t baseline = allocated();
+  auto peak = [&] { return vk::peak_allocated_bytes(run.devices); };
+  auto reset_peak = [&] { vk::reset_peaks(run.devices); };
+  const std::vector<int64_t> split = model::layers_for_devices(run.devices, c.layers, run.split);
+  const uint64_t baseline = vk::allocated_bytes(run.devices);
   reset_peak();
   model::LlamaRunner runner(run.devices, weights, ro, split);
   std::mt19937 rng(7);

@@ -7,9 +7,10 @@
 #include <chrono>
 #include <memory>
 #include <random>
-#include <sstream>
 
 #include "bench.hpp"
+#include "split_list.hpp"
+#include "stopwatch.hpp"
 #include "bench_model_file.hpp"
 #include "infini/context.hpp"
 #include "infini/error.hpp"
@@ -21,17 +22,6 @@
 
 namespace infini::cli {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::vector<std::string> split_on(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, sep);) out.push_back(item);
-  return out;
-}
 
 // Seconds during which at least two of the stages were busy, over the span of all intervals.
 double overlap_fraction(const std::vector<std::vector<model::BusyInterval>>& stages) {
@@ -67,10 +57,10 @@ void bench_pipeline(BenchRun& run) {
   const model::RunnerOptions& ro = bm.options;
 
   std::vector<DeviceSet> sets;
-  for (const std::string& list : split_on(o.device_sets, '/')) {
+  for (const std::string& list : split_list(o.device_sets, '/')) {
     DeviceSet s{list, nullptr, nullptr, {}, {}};
     ModelArgs args;
-    args.devices = split_on(list, ',');
+    args.devices = split_list(list, ',');
     s.context = open_context(args);
     const std::vector<int64_t> split = layers_per_device(*s.context, args, c.layers);
     s.runner = std::make_unique<model::LlamaRunner>(s.context->vulkan_devices(), weights, ro, split);

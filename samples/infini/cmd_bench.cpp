@@ -4,10 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 
 #include "bench.hpp"
 #include "command.hpp"
+#include "split_list.hpp"
 #include "infini/context.hpp"
 #include "model_options.hpp"
 #include "vk/device.hpp"
@@ -39,9 +39,7 @@ void BenchRun::emit(nlohmann::json record) const {
   const auto& caps = device.caps();
   nlohmann::json line{{"device", caps.name}, {"driver", caps.driver_name + " " + caps.driver_info}};
   line.update(record);
-  uint64_t peak = 0;
-  for (const vk::Device* d : devices) peak += d->peak_allocated_bytes();
-  line["peak_device_bytes"] = peak;
+  line["peak_device_bytes"] = vk::peak_allocated_bytes(devices);
   line["host_rss_bytes"] = host_peak_rss_bytes();
   std::printf("%s\n", line.dump().c_str());
   std::fflush(stdout);
@@ -64,14 +62,6 @@ std::vector<double> BenchRun::time_ms(vk::CommandStream& stream, int repeats) co
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 struct Args {
   BenchOptions options;
   std::string workloads = "peak_fma,matmul";
@@ -81,17 +71,17 @@ struct Args {
 };
 
 int run_bench(Args& args) {
-  args.options.dtypes = split(args.dtypes);
+  args.options.dtypes = split_list(args.dtypes);
   for (const auto& d : args.options.dtypes)
     if (d != "f32" && d != "f16") throw Error("--dtype takes f32 and/or f16, not '" + d + "'");
   args.options.tokens.clear();
-  for (const auto& t : split(args.tokens)) {
+  for (const auto& t : split_list(args.tokens)) {
     char* end = nullptr;
     const long long v = std::strtoll(t.c_str(), &end, 10);
     if (*end != '\0' || v < 1 || v > (1ll << 40)) throw Error("--tokens takes positive token counts, not '" + t + "'");
     args.options.tokens.push_back(v);
   }
-  auto wanted = split(args.workloads);
+  auto wanted = split_list(args.workloads);
   auto& all = workloads();
   for (const auto& w : wanted)
     if (std::none_of(all.begin(), all.end(), [&](const WorkloadEntry& e) { return e.name == w; })) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "command.hpp"
+#include "stopwatch.hpp"
 #include "infini/error.hpp"
 #include "model/spm_tokenizer.hpp"
 #include "model_options.hpp"
@@ -93,10 +94,6 @@ struct Trial {
   double prefill_s;
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 Trial run_trial(model::LlamaRunner& runner, const model::SpmTokenizer& tokenizer, int64_t length, double depth,
                 const std::string& key, const PasskeyArgs& args) {
   const std::string text = passkey_text(passkey_filler_for_tokens(length), depth, key);
@@ -105,9 +102,8 @@ Trial run_trial(model::LlamaRunner& runner, const model::SpmTokenizer& tokenizer
   runner.reset();
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<float> logits;
-  const int64_t per_call = runner.stages().size() > 1 ? 8 : 1;  // lets a layer pipeline overlap segments
   for (size_t done = 0; done < ids.size();) {
-    const size_t piece = std::min(ids.size() - done, size_t(segment * per_call - runner.tokens_seen() % segment));
+    const size_t piece = next_feed(runner, ids.size() - done);
     logits = runner.forward(std::span<const int32_t>(ids).subspan(done, piece), false);
     done += piece;
     if (!args.quiet && ids.size() > 65536 && (runner.tokens_seen() / segment) % 64 == 0)
@@ -134,9 +130,6 @@ int run_passkey(const PasskeyArgs& args) {
   const model::SpmTokenizer tokenizer(m.weights.vocab);
   model::LlamaRunner& runner = *m.runner;
   vk::Device& device = m.context->vulkan_device();
-  auto reset_peaks = [&] {
-    for (vk::Device* d : m.context->vulkan_devices()) d->reset_peak();
-  };
   const auto& o = runner.options().infini;
   std::FILE* trials_out = args.json ? stderr : stdout;
   std::ofstream dump;
@@ -163,7 +156,7 @@ int run_passkey(const PasskeyArgs& args) {
     int64_t all_tokens = 0;
     double all_s = 0;
     for (size_t d = 0; d < depths.size(); ++d) {
-      reset_peaks();
+      vk::reset_peaks(m.context->vulkan_devices());
       int correct = 0;
       int64_t tokens = 0;
       double seconds = 0;

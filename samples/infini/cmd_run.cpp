@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "command.hpp"
+#include "stopwatch.hpp"
 #include "io/npy.hpp"
 #include "model/sampler.hpp"
 #include "model/spm_tokenizer.hpp"
@@ -52,10 +53,6 @@ size_t resume_point(const std::string& state_file, int64_t held, size_t input) {
   return size_t(held);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 int run_text(const RunArgs& args) {
   if (args.checkpoint_every > 0 && args.save_state.empty()) throw Error("--checkpoint-every needs --save-state");
   if (args.resume && args.load_state.empty()) throw Error("--resume needs --load-state");
@@ -80,11 +77,9 @@ int run_text(const RunArgs& args) {
   const auto t0 = std::chrono::steady_clock::now();
   const size_t resumed = done;
   std::vector<float> logits;
-  // Over several devices, several segments per call let the layer pipeline overlap them.
-  const int64_t per_call = runner.stages().size() > 1 ? 8 : 1;
   int64_t checkpoints = runner.tokens_seen() / segment / std::max<int64_t>(args.checkpoint_every, 1);
   while (done < ids.size()) {
-    const size_t piece = std::min(ids.size() - done, size_t(segment * per_call - runner.tokens_seen() % segment));
+    const size_t piece = next_feed(runner, ids.size() - done);
     logits = runner.forward(std::span<const int32_t>(ids).subspan(done, piece), false);
     done += piece;
     const int64_t segments = runner.tokens_seen() / segment;

@@ -34,19 +34,18 @@ void add_device_options(CLI::App& app, ModelArgs& args) {
       ->check(CLI::PositiveNumber);
 }
 
+size_t next_feed(const model::LlamaRunner& runner, size_t remaining) {
+  const int64_t segment = runner.options().infini.segment;
+  const int64_t segments = runner.stages().size() > 1 ? 8 : 1;
+  return std::min(remaining, size_t(segment * segments - runner.tokens_seen() % segment));
+}
+
 std::unique_ptr<Context> open_context(const ModelArgs& args) {
   return std::make_unique<Context>(ContextOptions{.device = args.device, .devices = args.devices});
 }
 
 std::vector<int64_t> layers_per_device(const Context& context, const ModelArgs& args, int64_t layers) {
-  const std::vector<vk::Device*> devices = context.vulkan_devices();
-  std::vector<double> shares = args.split;
-  if (shares.empty())
-    for (const vk::Device* d : devices) shares.push_back(double(std::max<uint64_t>(d->free_device_local_bytes(), 1)));
-  if (shares.size() != devices.size())
-    throw Error("--split has " + std::to_string(shares.size()) + " shares for " + std::to_string(devices.size()) +
-                " devices");
-  return model::split_layers(layers, shares);
+  return model::layers_for_devices(context.vulkan_devices(), layers, args.split);
 }
 
 model::MemoryChoice memory_choice(const std::string& text) {

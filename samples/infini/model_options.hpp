@@ -33,6 +33,11 @@ void add_device_options(CLI::App& app, ModelArgs& args);
 // The context the device options name.
 std::unique_ptr<Context> open_context(const ModelArgs& args);
 
+// How many of `remaining` input tokens to feed next when streaming a long input in calls that
+// end on segment boundaries (for progress lines and checkpoints): the rest of the open segment,
+// plus seven more segments on a multi-device pipeline so that its stages overlap them.
+size_t next_feed(const model::LlamaRunner& runner, size_t remaining);
+
 // Layers per device of `context` for a model of `layers` layers, as --split (or device memory) says.
 std::vector<int64_t> layers_per_device(const Context& context, const ModelArgs& args, int64_t layers);
 
