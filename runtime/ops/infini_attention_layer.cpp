@@ -15,9 +15,16 @@
 #include "spirv/memory_read_delta_f32.h"
 #include "spirv/memory_read_gate_f16.h"
 #include "spirv/memory_read_gate_f32.h"
+#include "spirv/memory_read_rows_delta_f16.h"
+#include "spirv/memory_read_rows_delta_f32.h"
+#include "spirv/memory_read_rows_gate_f16.h"
+#include "spirv/memory_read_rows_gate_f32.h"
 #include "spirv/memory_update_k16_w16.h"
 #include "spirv/memory_update_k16_w32.h"
 #include "spirv/memory_update_k32_w32.h"
+#include "spirv/memory_update_rows_k16_w16.h"
+#include "spirv/memory_update_rows_k16_w32.h"
+#include "spirv/memory_update_rows_k32_w32.h"
 #include "spirv/rope_f16.h"
 #include "spirv/rope_f32.h"
 #include "vk/device.hpp"
@@ -126,6 +133,7 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     const uint32_t lanes = sg >= 4 && sg <= 16 ? sg : 8;
     const uint32_t spec[] = {lanes, kRowsPerInvocation, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
     attention_rows_ = lanes * kRowsPerInvocation;
+    memory_lanes_ = lanes;
     const uint32_t split_spec[] = {lanes, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
     attention_split_ = &pipelines.get(
         f16 ? vk::KernelSource{"attention_split_v16", spirv::attention_split_v16, 4, sizeof(AttentionPush)}
@@ -145,19 +153,32 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
             : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 4, sizeof(AttentionPush)},
         attn_spec);
   }
-  gate_ = &pipelines.get(
-      f16 ? vk::KernelSource{"memory_read_gate_f16", spirv::memory_read_gate_f16, 5, sizeof(MemoryReadPush)}
-          : vk::KernelSource{"memory_read_gate_f32", spirv::memory_read_gate_f32, 5, sizeof(MemoryReadPush)});
-  delta_ = &pipelines.get(
-      f16 ? vk::KernelSource{"memory_read_delta_f16", spirv::memory_read_delta_f16, 5, sizeof(MemoryReadPush)}
-          : vk::KernelSource{"memory_read_delta_f32", spirv::memory_read_delta_f32, 5, sizeof(MemoryReadPush)});
+  // The memory kernels follow the attention kernel's family: Rows (CPU drivers) gets the
+  // *_rows.comp kernels, which use no shared memory.
+  auto memory_kernel = [&](const vk::KernelSource& tiled, const vk::KernelSource& rows) {
+    if (memory_lanes_ == 0) return &pipelines.get(tiled);
+    const uint32_t spec[] = {memory_lanes_};
+    return &pipelines.get(rows, spec);
+  };
+  const uint32_t read_push = sizeof(MemoryReadPush), update_push = sizeof(MemoryUpdatePush);
+  gate_ = f16 ? memory_kernel({"memory_read_gate_f16", spirv::memory_read_gate_f16, 5, read_push},
+                              {"memory_read_rows_gate_f16", spirv::memory_read_rows_gate_f16, 5, read_push})
+              : memory_kernel({"memory_read_gate_f32", spirv::memory_read_gate_f32, 5, read_push},
+                              {"memory_read_rows_gate_f32", spirv::memory_read_rows_gate_f32, 5, read_push});
+  delta_ = f16 ? memory_kernel({"memory_read_delta_f16", spirv::memory_read_delta_f16, 5, read_push},
+                               {"memory_read_rows_delta_f16", spirv::memory_read_rows_delta_f16, 5, read_push})
+               : memory_kernel({"memory_read_delta_f32", spirv::memory_read_delta_f32, 5, read_push},
+                               {"memory_read_rows_delta_f32", spirv::memory_read_rows_delta_f32, 5, read_push});
   // The update reads W = V (linear, input type) or the f32 delta residual.
   if (!f16)
-    update_ = &pipelines.get({"memory_update_k32_w32", spirv::memory_update_k32_w32, 4, sizeof(MemoryUpdatePush)});
+    update_ = memory_kernel({"memory_update_k32_w32", spirv::memory_update_k32_w32, 4, update_push},
+                            {"memory_update_rows_k32_w32", spirv::memory_update_rows_k32_w32, 4, update_push});
   else if (options.update == UpdateRule::Delta)
-    update_ = &pipelines.get({"memory_update_k16_w32", spirv::memory_update_k16_w32, 4, sizeof(MemoryUpdatePush)});
+    update_ = memory_kernel({"memory_update_k16_w32", spirv::memory_update_k16_w32, 4, update_push},
+                            {"memory_update_rows_k16_w32", spirv::memory_update_rows_k16_w32, 4, update_push});
   else
-    update_ = &pipelines.get({"memory_update_k16_w16", spirv::memory_update_k16_w16, 4, sizeof(MemoryUpdatePush)});
+    update_ = memory_kernel({"memory_update_k16_w16", spirv::memory_update_k16_w16, 4, update_push},
+                            {"memory_update_rows_k16_w16", spirv::memory_update_rows_k16_w16, 4, update_push});
 
   vk::CommandStream stream(device);
   stream.begin();
@@ -287,11 +308,16 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
     stream.dispatch(*gate_,
                     {{whole(*q.buffer), vk::Access::Read}, {whole(m_), vk::Access::Read}, {whole(z_), vk::Access::Read},
                      {whole(beta_), vk::Access::Read}, {whole(out), vk::Access::ReadWrite}},
-                    push, {ceil_div(tokens, 8), hq, 1});
+                    push, memory_read_grid(tokens, hq));
   }
 
   open_ += tokens;
   if (open_ == segment_) record_memory_write(stream, open_);
+}
+
+std::array<uint32_t, 3> InfiniAttentionLayer::memory_read_grid(uint32_t tokens, uint32_t heads) const {
+  if (memory_lanes_) return {ceil_div(tokens, memory_lanes_), heads, uint32_t(shape_.value_dim) / 4};
+  return {ceil_div(tokens, 8), heads, 1};  // memory_read.comp: 8 tokens per workgroup
 }
 
 void InfiniAttentionLayer::record_finish(vk::CommandStream& stream) {
@@ -308,13 +334,14 @@ void InfiniAttentionLayer::record_memory_write(vk::CommandStream& stream, uint32
       stream.dispatch(*delta_,
                       {{whole(cache_k_), vk::Access::Read}, {whole(m_), vk::Access::Read}, {whole(z_), vk::Access::Read},
                        {whole(cache_v_), vk::Access::Read}, {whole(w_), vk::Access::Write}},
-                      push, {ceil_div(tokens, 8), hkv, 1});
+                      push, memory_read_grid(tokens, hkv));
     }
     const MemoryUpdatePush push{tokens, hkv, d, dv};
     stream.dispatch(*update_,
                     {{whole(cache_k_), vk::Access::Read}, {whole(delta ? w_ : cache_v_), vk::Access::Read},
                      {whole(m_), vk::Access::ReadWrite}, {whole(z_), vk::Access::ReadWrite}},
-                    push, {ceil_div(dv, 64), ceil_div(d, 16), hkv});
+                    push, memory_lanes_ ? std::array<uint32_t, 3>{ceil_div(d, memory_lanes_), dv / 4, hkv}
+                                        : std::array<uint32_t, 3>{ceil_div(dv, 64), ceil_div(d, 16), hkv});
   }
   open_ = 0;
   ++segments_written_;

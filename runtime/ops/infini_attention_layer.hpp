@@ -3,6 +3,7 @@
 // the segment, the memory read fused with the gate, and the per-segment memory write. The layer
 // owns the stream state (M, z and the open segment's K/V cache, all sized by the segment length,
 // never by the stream length) and records its work into a caller's command stream.
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -73,6 +74,7 @@ class InfiniAttentionLayer {
 
  private:
   void record_memory_write(vk::CommandStream& stream, uint32_t tokens);
+  std::array<uint32_t, 3> memory_read_grid(uint32_t tokens, uint32_t heads) const;
 
   vk::Device& device_;
   AttentionShape shape_;
@@ -96,6 +98,7 @@ class InfiniAttentionLayer {
   const vk::Pipeline* update_;
   AttentionKernel kernel_ = AttentionKernel::Tiled;
   uint32_t attention_rows_ = 0;  // query rows per workgroup of the chosen kernel
+  uint32_t memory_lanes_ = 0;    // workgroup size of the *_rows.comp memory kernels; 0: the tiled ones
 };
 
 }  // namespace infini::ops
