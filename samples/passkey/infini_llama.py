@@ -52,8 +52,11 @@ def rotate(x, cos, sin):
     return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
 
 
-def infini_attention(q, k, v, beta, cfg):
-    """q [B,Hq,T,D], k and v [B,Hkv,T,D] (before RoPE) -> [B,Hq,T,D]. The stream starts at T=0."""
+def infini_attention(q, k, v, beta, cfg, write_weight=None):
+    """q [B,Hq,T,D], k and v [B,Hkv,T,D] (before RoPE) -> [B,Hq,T,D]. The stream starts at T=0.
+
+    write_weight [B,T] (training only; None is the model as infini runs it) counts token t as
+    write_weight[t] tokens in the memory write: the sums over tokens in M and z weigh it so."""
     B, Hq, T, D = q.shape
     rep = Hq // k.shape[1]
     k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)  # memory is per KV head: copies agree
@@ -73,12 +76,13 @@ def infini_attention(q, k, v, beta, cfg):
         mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
         a_dot = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ vs
         out.append(g * a_mem + (1 - g) * a_dot)
+        wk = sk if write_weight is None else sk * write_weight[:, None, start:start + N, None]
         if cfg.update == "delta":
             retrieved = (sk @ M) / torch.clamp(sk @ z[..., None], min=EPS)
-            M = M + sk.transpose(-1, -2) @ (vs - retrieved)
+            M = M + wk.transpose(-1, -2) @ (vs - retrieved)
         else:
-            M = M + sk.transpose(-1, -2) @ vs
-        z = z + sk.sum(dim=2)
+            M = M + wk.transpose(-1, -2) @ vs
+        z = z + wk.sum(dim=2)
     return torch.cat(out, dim=2)
 
 
@@ -98,13 +102,13 @@ class Block(nn.Module):
         self.w_up = nn.Linear(e, cfg.ffn, bias=False)
         self.w_down = nn.Linear(cfg.ffn, e, bias=False)
 
-    def forward(self, x):
+    def forward(self, x, write_weight=None):
         cfg = self.cfg
         B, T, _ = x.shape
         h = self.attn_norm(x)
         split = lambda t, heads: t.view(B, T, heads, cfg.head_dim).transpose(1, 2)
         q, k, v = split(self.wq(h), cfg.heads), split(self.wk(h), cfg.kv_heads), split(self.wv(h), cfg.kv_heads)
-        a = infini_attention(q, k, v, self.beta, cfg).transpose(1, 2).reshape(B, T, -1)
+        a = infini_attention(q, k, v, self.beta, cfg, write_weight).transpose(1, 2).reshape(B, T, -1)
         x = x + self.wo(a)
         h = self.ffn_norm(x)
         return x + self.w_down(F.silu(self.w_gate(h)) * self.w_up(h))
@@ -119,9 +123,9 @@ class InfiniLlama(nn.Module):
         self.norm = RmsNorm(cfg.embd, cfg.rms_eps)
         self.output = nn.Linear(cfg.embd, cfg.vocab, bias=False)
 
-    def forward(self, tokens):
+    def forward(self, tokens, write_weight=None):
         """tokens [B,T] -> logits [B,T,vocab]; every input is a fresh stream."""
         x = self.embed(tokens)
         for block in self.blocks:
-            x = block(x)
+            x = block(x, write_weight)
         return self.output(self.norm(x))
