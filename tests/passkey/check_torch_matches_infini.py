@@ -64,7 +64,9 @@ def main():
     segment = model.cfg.segment
 
     # 1. Inputs: C++ and Python build the same tokens.
-    length = 3 * segment + segment // 2 + 17
+    # At least 3.5 segments and room for filler around the key (short segments need more of them).
+    whole = max(3, (2 + task.fixed_chars() + 64) // segment + 1)
+    length = whole * segment + segment // 2 + 17
     dump = os.path.join(work, "inputs.jsonl")
     subprocess.run([infini, "passkey", "-m", model_path, "--length", str(length), "--depths", "start,0.5,end",
                     "--trials", "2", "--json", "--quiet", "--dump-inputs", dump], check=True, stdout=subprocess.DEVNULL)
