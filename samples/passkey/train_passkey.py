@@ -37,6 +37,7 @@ import math
 import os
 import sys
 import time
+from typing import NamedTuple, Optional
 
 import numpy as np
 import torch
@@ -79,9 +80,9 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
     Returns token ids [batch, T], loss weights [batch, T] (weight of predicting token t+1 at t) and
     a flag per stream: True when every digit of the key lies in a segment before the one where
     the answer starts, so the key can only come back through the compressive memory. Then the
-    memory write weights [batch, T]: 1 on the key line, elsewhere a factor drawn log-uniformly
-    from [1, dilution] per stream, so that the memory sees as much filler as a stream that many
-    times longer (what a million-token input writes) at the cost of a short one."""
+    memory write weights [batch, T] (None at dilution 1): 1 on the key line, elsewhere a factor
+    drawn log-uniformly from [1, dilution] per stream, so that the memory sees as much filler as a
+    stream that many times longer (what a million-token input writes) at the cost of a short one."""
     T = segments * segment
     rows, weights, through_memory, write = [], [], [], []
     for _ in range(batch):
@@ -114,15 +115,15 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
             w[at[1] - 1:at[1] + 4] = 0.999
         w[len(ids) - 1:] = 0.0
         through_memory.append(max(at) + 5 <= (len(prompt) - 1) // segment * segment)
-        line = at[0] - len("The pass key is ")
-        # (no draw at dilution 1, so stages without it see the same streams as before it existed)
-        ww = np.full(T, math.exp(rng.uniform(0.0, math.log(dilution))) if dilution > 1 else 1.0, dtype=np.float32)
-        ww[line:line + len(task.KEY_LINE.format(key=key))] = 1.0
-        write.append(ww)
+        if dilution > 1:  # (no draw otherwise: stages without it see the streams they saw before it)
+            line = at[0] - task.KEY_LINE.index("{key}")
+            ww = np.full(T, math.exp(rng.uniform(0.0, math.log(dilution))), dtype=np.float32)
+            ww[line:line + len(task.KEY_LINE.format(key=key))] = 1.0
+            write.append(ww)
         rows.append(ids + [task.EOS] * (T - len(ids)))
         weights.append(w)
     return (torch.tensor(rows), torch.from_numpy(np.stack(weights)), torch.tensor(through_memory),
-            torch.from_numpy(np.stack(write)))
+            torch.from_numpy(np.stack(write)) if write else None)
 
 
 def answer_scores(logits, tokens, weights):
@@ -136,19 +137,30 @@ def answer_scores(logits, tokens, weights):
     return whole, share
 
 
+class Stage(NamedTuple):
+    steps: int
+    lo: int  # segments per stream, drawn from lo..hi each step; 0: the copy drill
+    hi: int
+    batch: int
+    intro: bool
+    lr: Optional[float]  # None: --lr
+    clip: float          # 0: no gradient clipping
+    dilution: float
+    anyend: bool
+    boundary: bool
+
+
 def parse_stages(text):
-    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X],...' where segments is N or LO-HI
-    (drawn per step); a stage without lr= uses --lr, one without clip= does not clip gradients,
-    dil= is make_batch's dilution (default 1: the plain model), anyend and boundary are
-    make_batch's flags."""
+    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary],...' where
+    segments is N or LO-HI; dil, anyend and boundary are make_batch's arguments."""
     stages = []
     for item in text.split(","):
         steps, segs, batch, *flags = item.split(":")
         opts = dict(f.split("=") for f in flags if "=" in f)
         lo, _, hi = segs.partition("-")
-        stages.append((int(steps), int(lo), int(hi or lo), int(batch), "nointro" not in flags,
-                       float(opts["lr"]) if "lr" in opts else None, float(opts.get("clip", 0)),
-                       float(opts.get("dil", 1)), "anyend" in flags, "boundary" in flags))
+        stages.append(Stage(int(steps), int(lo), int(hi or lo), int(batch), "nointro" not in flags,
+                            float(opts["lr"]) if "lr" in opts else None, float(opts.get("clip", 0)),
+                            float(opts.get("dil", 1)), "anyend" in flags, "boundary" in flags))
     return stages
 
 
@@ -178,7 +190,7 @@ def main():
             torch.nn.init.normal_(p, std=0.02)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
     stages = parse_stages(args.stages)
-    total = sum(s[0] for s in stages)
+    total = sum(s.steps for s in stages)
     step = 0
     if args.checkpoint and os.path.exists(args.checkpoint):
         state = torch.load(args.checkpoint)
@@ -195,29 +207,28 @@ def main():
     stats = {"memory": [], "local": [], "copy": []}
     stage_start = 0
     copy_gen = torch.Generator().manual_seed(args.seed)
-    for steps, lo, hi, batch, intro, stage_lr, clip, dilution, anyend, boundary in stages:
-        for i in range(steps):
+    for st in stages:
+        for i in range(st.steps):
             if stage_start + i < step:
                 continue
             for group in opt.param_groups:
-                group["lr"] = stage_lr or args.lr
+                group["lr"] = st.lr or args.lr
             rng = np.random.default_rng([args.seed, step])
-            if lo == 0:
-                tokens, weights = copy_batch(copy_gen, batch)
+            if st.lo == 0:
+                tokens, weights = copy_batch(copy_gen, st.batch)
                 via_memory, write = None, None
             else:
-                tokens, weights, via_memory, write = make_batch(rng, int(rng.integers(lo, hi + 1)), batch,
-                                                                cfg.segment, intro, dilution, anyend, boundary)
-                if dilution == 1.0:
-                    write = None
+                tokens, weights, via_memory, write = make_batch(
+                    rng, int(rng.integers(st.lo, st.hi + 1)), st.batch, cfg.segment, st.intro, st.dilution,
+                    st.anyend, st.boundary)
             logits = model(tokens, write)
             ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
             w = weights[:, :-1].reshape(-1)
             loss = (ce * w).sum() / w.sum()
             opt.zero_grad()
             loss.backward()
-            if clip:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+            if st.clip:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), st.clip)
             opt.step()
             step += 1
             with torch.no_grad():
@@ -238,7 +249,7 @@ def main():
                 stats = {k: [] for k in stats}
             if args.checkpoint and step % 100 == 0:
                 torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, args.checkpoint)
-        stage_start += steps
+        stage_start += st.steps
     model_gguf.export(model, args.out, "infini passkey demo")
     print(f"wrote {args.out} after {step} steps, {time.time() - started:.0f}s", flush=True)
 
