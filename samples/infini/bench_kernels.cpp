@@ -1,5 +1,6 @@
 // Kernel workloads for `infini bench`: the device's peak FMA rate, and the tiled matmul as a
 // fraction of it.
+#include <map>
 #include <random>
 
 #include "bench.hpp"
@@ -39,6 +40,42 @@ void bench_peak_fma(BenchRun& run) {
             {"ms_max", t.max}, {"gflops", s.median}, {"gflops_min", s.min}, {"gflops_max", s.max}});
 }
 
+constexpr const char* kKernelNames[] = {"auto", "tiled", "registers"};  // MatmulKernel order
+
+// One matmul shape, one storage type pair, one kernel: a record with GFLOP/s and the peak fraction.
+void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<float>& b, const std::string& dtype,
+                 ops::MatmulKernel kernel) {
+  const auto& o = run.options;
+  const DType type_a = dtype == "f16" ? DType::F16 : DType::F32;  // "f32-f16": f32 activations, f16 weights
+  const DType type_b = dtype == "f32" ? DType::F32 : DType::F16;
+  vk::Buffer da = ops::upload_tensor(run.device, a, type_a, "A");
+  vk::Buffer db = ops::upload_tensor(run.device, b, type_b, "B");
+  vk::Buffer dc(run.device, size_t(o.m) * o.n * 4, vk::MemoryUse::DeviceLocal, "C");
+  ops::Matmul matmul(run.device, type_a, type_b, {}, kernel);
+  vk::CommandStream stream(run.device, 2);
+  stream.begin();
+  stream.timestamp("start");
+  matmul.record(stream, {o.m, o.n, o.k, vk::BufferRange::whole(da), vk::BufferRange::whole(db),
+                         vk::BufferRange::whole(dc)});
+  stream.timestamp("end");
+  stream.end();
+  run.time_ms(stream, 1);  // warm-up
+  const auto ms = run.time_ms(stream, o.repeat);
+  std::vector<double> gflops;
+  for (double t : ms) gflops.push_back(ops::Matmul::flops(o.m, o.n, o.k) / (t * 1e6));
+  const Stats s = stats_of(gflops);
+  const Stats t = stats_of(ms);
+  nlohmann::json record{{"workload", "matmul"}, {"dtype", dtype},     {"kernel", kKernelNames[int(matmul.kernel())]},
+                        {"m", o.m},             {"n", o.n},           {"k", o.k},
+                        {"repeats", ms.size()}, {"ms_median", t.median}, {"ms_min", t.min},
+                        {"ms_max", t.max},      {"gflops", s.median}, {"gflops_min", s.min},
+                        {"gflops_max", s.max}};
+  const auto& tiles = matmul.tiles();
+  record["tiles"] = {tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn};
+  if (run.peak_gflops > 0) record["fraction_of_peak"] = s.median / run.peak_gflops;
+  run.emit(record);
+}
+
 void bench_matmul(BenchRun& run) {
   const auto& o = run.options;
   std::mt19937 rng(42);
@@ -46,34 +83,10 @@ void bench_matmul(BenchRun& run) {
   std::vector<float> a(size_t(o.m) * o.k), b(size_t(o.n) * o.k);
   for (float& v : a) v = dist(rng);
   for (float& v : b) v = dist(rng);
-  for (const std::string& name : o.dtypes) {
-    const DType type = name == "f16" ? DType::F16 : DType::F32;
-    vk::Buffer da = ops::upload_tensor(run.device, a, type, "A");
-    vk::Buffer db = ops::upload_tensor(run.device, b, type, "B");
-    vk::Buffer dc(run.device, size_t(o.m) * o.n * 4, vk::MemoryUse::DeviceLocal, "C");
-    ops::Matmul matmul(run.device, type, type);
-    vk::CommandStream stream(run.device, 2);
-    stream.begin();
-    stream.timestamp("start");
-    matmul.record(stream, {o.m, o.n, o.k, vk::BufferRange::whole(da), vk::BufferRange::whole(db),
-                           vk::BufferRange::whole(dc)});
-    stream.timestamp("end");
-    stream.end();
-    run.time_ms(stream, 1);  // warm-up
-    const auto ms = run.time_ms(stream, o.repeat);
-    std::vector<double> gflops;
-    for (double t : ms) gflops.push_back(ops::Matmul::flops(o.m, o.n, o.k) / (t * 1e6));
-    const Stats s = stats_of(gflops);
-    const Stats t = stats_of(ms);
-    nlohmann::json record{{"workload", "matmul"}, {"dtype", name},         {"m", o.m},
-                          {"n", o.n},             {"k", o.k},              {"repeats", ms.size()},
-                          {"ms_median", t.median}, {"ms_min", t.min},      {"ms_max", t.max},
-                          {"gflops", s.median},   {"gflops_min", s.min},   {"gflops_max", s.max}};
-    const auto& tiles = matmul.tiles();
-    record["tiles"] = {tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn};
-    if (run.peak_gflops > 0) record["fraction_of_peak"] = s.median / run.peak_gflops;
-    run.emit(record);
-  }
+  const std::map<std::string, ops::MatmulKernel> kernels{
+      {"auto", ops::MatmulKernel::Auto}, {"tiled", ops::MatmulKernel::Tiled}, {"registers", ops::MatmulKernel::Registers}};
+  for (const std::string& dtype : o.dtypes)
+    for (const std::string& kernel : o.matmul_kernels) time_matmul(run, a, b, dtype, kernels.at(kernel));
 }
 
 const RegisterWorkload peak{"peak_fma", 0, bench_peak_fma};

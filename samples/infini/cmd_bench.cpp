@@ -66,6 +66,7 @@ struct Args {
   BenchOptions options;
   std::string workloads = "peak_fma,matmul";
   std::string dtypes = "f32,f16";
+  std::string matmul_kernels = "auto";
   std::string tokens = "65536";
   ModelArgs devices;  // --device, --devices, --split
 };
@@ -73,7 +74,12 @@ struct Args {
 int run_bench(Args& args) {
   args.options.dtypes = split_list(args.dtypes);
   for (const auto& d : args.options.dtypes)
-    if (d != "f32" && d != "f16") throw Error("--dtype takes f32 and/or f16, not '" + d + "'");
+    if (d != "f32" && d != "f16" && d != "f32-f16")
+      throw Error("--dtype takes f32, f16 and/or f32-f16, not '" + d + "'");
+  args.options.matmul_kernels = split_list(args.matmul_kernels);
+  for (const auto& k : args.options.matmul_kernels)
+    if (k != "auto" && k != "tiled" && k != "registers")
+      throw Error("--matmul-kernel takes auto, tiled and/or registers, not '" + k + "'");
   args.options.tokens.clear();
   for (const auto& t : split_list(args.tokens)) {
     char* end = nullptr;
@@ -109,7 +115,10 @@ const RegisterCommand registration{
       app.add_option("--m", args->options.m, "matmul rows of A and C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
-      app.add_option("--dtype", args->dtypes, "Input storage types: f32,f16")->capture_default_str();
+      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights)")
+          ->capture_default_str();
+      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, registers")
+          ->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")
           ->check(CLI::Range(int64_t(1), int64_t(1) << 20))->capture_default_str();

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""`infini bench` output and options: one JSON object per measurement with the documented keys,
+the kernels asked for timed in the same run (and named as the runtime resolved them), and bad
+options as one-line errors.
+
+Usage: bench_cli.py PATH_TO_INFINI
+"""
+import json
+import subprocess
+import sys
+
+INFINI = sys.argv[1]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAILED:", what, flush=True)
+
+
+def run(args):
+    return subprocess.run([INFINI, "bench"] + args, capture_output=True, text=True)
+
+
+r = run(["--workload", "peak_fma,matmul", "--m", "24", "--n", "40", "--k", "64", "--dtype", "f32-f16,f16",
+         "--matmul-kernel", "tiled,registers", "--repeat", "2"])
+check(r.returncode == 0, "bench: " + r.stderr)
+records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+matmuls = [x for x in records if x.get("workload") == "matmul"]
+check([(x["dtype"], x["kernel"]) for x in matmuls] ==
+      [("f32-f16", "tiled"), ("f32-f16", "registers"), ("f16", "tiled"), ("f16", "registers")],
+      f"matmul records {[(x.get('dtype'), x.get('kernel')) for x in matmuls]}")
+for x in matmuls:
+    check(x["repeats"] == 2 and x["gflops_min"] <= x["gflops"] <= x["gflops_max"] and x["gflops"] > 0,
+          f"matmul figures {x}")
+    check(0 < x["fraction_of_peak"], f"fraction of peak {x}")
+
+for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--workload", "nothing"], ["--repeat", "0"]):
+    r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode != 0 and len(lines) == 1 and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
+
+print("ok" if not failures else f"{len(failures)} failures")
+sys.exit(1 if failures else 0)
