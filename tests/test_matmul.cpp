@@ -92,6 +92,27 @@ TEST_CASE_METHOD(GpuTest, "register-blocked matmul matches the float64 reference
   }
 }
 
+TEST_CASE_METHOD(GpuTest, "lanes matmul matches the float64 reference", "[gpu][matmul]") {
+  if (!ops::supports_lanes_matmul(device().caps())) {
+    WARN("the device has no 8-lane subgroups with shuffle: the lanes kernel is not used here");
+    CHECK_THROWS_WITH(ops::Matmul(device(), DType::F32, DType::F16, {}, ops::MatmulKernel::Lanes),
+                      Catch::Contains("8-lane subgroups"));
+    return;
+  }
+  const auto [ta, tb] = GENERATE(std::pair{DType::F32, DType::F32}, std::pair{DType::F32, DType::F16},
+                                 std::pair{DType::F16, DType::F16});
+  // Partial row blocks (32) and column blocks (64), K a partial round (64) or several, one
+  // K of exactly 8; rows below 16 and K not a multiple of 8 fall back to the registers kernel.
+  constexpr Shape shapes[] = {{16, 1, 8}, {17, 33, 64}, {127, 255, 512}, {33, 70, 24},
+                              {40, 65, 1032}, {64, 64, 72}, {5, 9, 16}, {20, 9, 13}};
+  for (const Shape& s : shapes) {
+    INFO(s.m << "x" << s.n << "x" << s.k << " A " << dtype_name(ta) << " B " << dtype_name(tb));
+    const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 5 + s.k, ops::MatmulKernel::Lanes);
+    CHECK(r.nmse <= 1e-9);
+    CHECK(r.guard_violations == 0);
+  }
+}
+
 TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gpu][matmul]") {
   const ops::MatmulTiles tiles = GENERATE(ops::MatmulTiles{16, 16, 8, 1, 1}, ops::MatmulTiles{32, 64, 16, 4, 4},
                                           ops::MatmulTiles{64, 32, 8, 2, 4}, ops::MatmulTiles{128, 64, 16, 8, 4});

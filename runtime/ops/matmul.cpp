@@ -5,6 +5,9 @@
 #include "spirv/matmul_a16_b16.h"
 #include "spirv/matmul_a32_b16.h"
 #include "spirv/matmul_a32_b32.h"
+#include "spirv/matmul_lanes_a16_b16.h"
+#include "spirv/matmul_lanes_a32_b16.h"
+#include "spirv/matmul_lanes_a32_b32.h"
 #include "spirv/matmul_regs_a16_b16.h"
 #include "spirv/matmul_regs_a32_b16.h"
 #include "spirv/matmul_regs_a32_b32.h"
@@ -37,11 +40,26 @@ vk::KernelSource regs_kernel_for(DType a, DType b) {
   throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
 }
 
+vk::KernelSource lanes_kernel_for(DType a, DType b) {
+  using namespace infini::spirv;
+  constexpr uint32_t kBuffers = 3;
+  if (a == DType::F32 && b == DType::F32) return {"matmul_lanes_a32_b32", matmul_lanes_a32_b32, kBuffers, sizeof(Push)};
+  if (a == DType::F32 && b == DType::F16) return {"matmul_lanes_a32_b16", matmul_lanes_a32_b16, kBuffers, sizeof(Push)};
+  if (a == DType::F16 && b == DType::F16) return {"matmul_lanes_a16_b16", matmul_lanes_a16_b16, kBuffers, sizeof(Push)};
+  throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
+}
+
+// matmul_lanes.comp: rows of C per workgroup (A rows shared by its lanes) and columns per lane.
+// 32 x 8 was the fastest of 8x4 .. 32x8 and 16x16 on llvmpipe (512 rows, K 1024 and 2816: 1.6-1.9x
+// matmul_regs.comp's 8x8). Below kLanesMinRows rows most of the block would be clamped copies.
+constexpr uint32_t kLanesWidth = 8, kLanesRows = 32, kLanesCols = 8, kLanesMinRows = 16;
+
 // matmul_regs.comp blocks: 8x8 for many rows (best of 4x4..16x8 on llvmpipe); 1x16 when there is one row (decode), where each
 // weight is used once anyway and a taller block would only compute clamped copies.
 constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 16;
 
 bool aligned4(uint32_t v) { return v % 4 == 0; }
+bool aligned8(uint32_t v) { return v % 8 == 0; }
 
 void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, uint64_t cols, uint64_t ld,
                    uint64_t offset, DType type) {
@@ -57,6 +75,12 @@ void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, ui
 
 }  // namespace
 
+bool supports_lanes_matmul(const vk::Capabilities& caps) {
+  return caps.subgroups_in_compute && (caps.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
+         caps.subgroup_size == kLanesWidth && caps.min_subgroup_size == kLanesWidth &&
+         caps.max_subgroup_size == kLanesWidth;
+}
+
 MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
   // 64x64 tiles of 4x4 per invocation: 256 invocations and 8 KiB of shared memory fit every
   // Vulkan 1.2 device that reports the minimum limits (256 invocations is not guaranteed, so
@@ -67,9 +91,17 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
 
 Matmul::Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles, MatmulKernel kernel) : a_(a), b_(b) {
   if (kernel == MatmulKernel::Auto)
-    kernel = device.caps().is_software() ? MatmulKernel::Registers : MatmulKernel::Tiled;
+    kernel = !device.caps().is_software()              ? MatmulKernel::Tiled
+             : supports_lanes_matmul(device.caps()) ? MatmulKernel::Lanes
+                                                    : MatmulKernel::Registers;
+  if (kernel == MatmulKernel::Lanes && !supports_lanes_matmul(device.caps()))
+    throw Error("matmul: the lanes kernel needs 8-lane subgroups with shuffle operations in compute shaders");
   kernel_ = kernel;
-  if (kernel == MatmulKernel::Registers) {
+  if (kernel == MatmulKernel::Lanes) {
+    const uint32_t spec[] = {kLanesRows, kLanesCols};
+    lanes_ = &device.pipelines().get(lanes_kernel_for(a, b), spec);
+  }
+  if (kernel == MatmulKernel::Registers || kernel == MatmulKernel::Lanes) {
     const uint32_t block[] = {kRegsLanes, kRegsRows, kRegsCols};
     const uint32_t row[] = {kRegsLanes, 1, kRegsRowCols};
     regs_block_ = &device.pipelines().get(regs_kernel_for(a, b), block);
@@ -103,7 +135,17 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset};
   const bool regs_fit = aligned4(args.k) && aligned4(lda) && aligned4(ldb) && aligned4(args.a_offset) &&
                         aligned4(args.b_offset);
-  if (kernel_ == MatmulKernel::Registers && regs_fit) {
+  const bool lanes_fit = aligned8(args.k) && aligned8(lda) && aligned8(ldb) && aligned8(args.a_offset) &&
+                         aligned8(args.b_offset);
+  if (kernel_ == MatmulKernel::Lanes && lanes_fit && args.m >= kLanesMinRows) {
+    const uint32_t cols_per_group = kLanesWidth * kLanesCols;
+    const std::array<uint32_t, 3> groups{(args.n + cols_per_group - 1) / cols_per_group,
+                                         (args.m + kLanesRows - 1) / kLanesRows, 1};
+    stream.dispatch(*lanes_, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}},
+                    push, groups);
+    return;
+  }
+  if ((kernel_ == MatmulKernel::Registers || kernel_ == MatmulKernel::Lanes) && regs_fit) {
     const bool one_row = args.m == 1;
     const uint32_t tm = one_row ? 1 : kRegsRows, tn = one_row ? kRegsRowCols : kRegsCols;
     const uint32_t invocations_x = (args.n + tn - 1) / tn;

@@ -26,8 +26,15 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
 // Tiled: shared-memory tiles (matmul.comp), what GPUs want. Registers: blocks of C computed
 // straight from device memory with vec4 loads (matmul_regs.comp), what CPU drivers want; it needs
 // K, the strides and the offsets of A and B to be multiples of 4 and falls back to Tiled for a
-// call where they are not. Auto: Registers on CPU devices, Tiled elsewhere.
-enum class MatmulKernel { Auto, Tiled, Registers };
+// call where they are not. Lanes: like Registers, but the rows of A a workgroup needs are loaded
+// once and passed between its lanes with subgroupShuffle (matmul_lanes.comp); it needs a subgroup
+// of exactly 8 lanes with shuffle operations, and K, the strides and offsets of A and B to be
+// multiples of 8, else the call falls back to Registers, as calls with few rows (decode) do.
+// Auto: Lanes on CPU devices that support it, else Registers on CPU devices, Tiled elsewhere.
+enum class MatmulKernel { Auto, Tiled, Registers, Lanes };
+
+// Whether the device can run MatmulKernel::Lanes.
+bool supports_lanes_matmul(const vk::Capabilities& caps);
 
 struct MatmulArgs {
   uint32_t m = 0, n = 0, k = 0;
@@ -56,6 +63,7 @@ class Matmul {
   const vk::Pipeline* pipeline_;
   const vk::Pipeline* regs_block_ = nullptr;  // Registers: kRegsRows x kRegsCols per invocation
   const vk::Pipeline* regs_row_ = nullptr;    // Registers for one row (decode)
+  const vk::Pipeline* lanes_ = nullptr;       // Lanes: kLanesRows x 8 * kLanesCols per workgroup
 };
 
 }  // namespace infini::ops

@@ -18,7 +18,7 @@ struct BenchOptions {
   int repeat = 5;
   uint32_t m = 1024, n = 1024, k = 1024;
   std::vector<std::string> dtypes{"f32", "f16"};
-  // matmul: kernels to time in the same run (auto, tiled, registers).
+  // matmul: kernels to time in the same run (auto, tiled, registers, lanes).
   std::vector<std::string> matmul_kernels{"auto"};
   // attention: one layer over streams of these lengths.
   std::vector<int64_t> tokens{65536};

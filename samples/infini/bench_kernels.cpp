@@ -40,7 +40,7 @@ void bench_peak_fma(BenchRun& run) {
             {"ms_max", t.max}, {"gflops", s.median}, {"gflops_min", s.min}, {"gflops_max", s.max}});
 }
 
-constexpr const char* kKernelNames[] = {"auto", "tiled", "registers"};  // MatmulKernel order
+constexpr const char* kKernelNames[] = {"auto", "tiled", "registers", "lanes"};  // MatmulKernel order
 
 // One matmul shape, one storage type pair, one kernel: a record with GFLOP/s and the peak fraction.
 void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<float>& b, const std::string& dtype,
@@ -84,7 +84,8 @@ void bench_matmul(BenchRun& run) {
   for (float& v : a) v = dist(rng);
   for (float& v : b) v = dist(rng);
   const std::map<std::string, ops::MatmulKernel> kernels{
-      {"auto", ops::MatmulKernel::Auto}, {"tiled", ops::MatmulKernel::Tiled}, {"registers", ops::MatmulKernel::Registers}};
+      {"auto", ops::MatmulKernel::Auto}, {"tiled", ops::MatmulKernel::Tiled}, {"registers", ops::MatmulKernel::Registers},
+      {"lanes", ops::MatmulKernel::Lanes}};
   for (const std::string& dtype : o.dtypes)
     for (const std::string& kernel : o.matmul_kernels) time_matmul(run, a, b, dtype, kernels.at(kernel));
 }

@@ -78,8 +78,8 @@ int run_bench(Args& args) {
       throw Error("--dtype takes f32, f16 and/or f32-f16, not '" + d + "'");
   args.options.matmul_kernels = split_list(args.matmul_kernels);
   for (const auto& k : args.options.matmul_kernels)
-    if (k != "auto" && k != "tiled" && k != "registers")
-      throw Error("--matmul-kernel takes auto, tiled and/or registers, not '" + k + "'");
+    if (k != "auto" && k != "tiled" && k != "registers" && k != "lanes")
+      throw Error("--matmul-kernel takes auto, tiled, registers and/or lanes, not '" + k + "'");
   args.options.tokens.clear();
   for (const auto& t : split_list(args.tokens)) {
     char* end = nullptr;
@@ -117,7 +117,7 @@ const RegisterCommand registration{
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights)")
           ->capture_default_str();
-      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, registers")
+      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, registers, lanes")
           ->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")

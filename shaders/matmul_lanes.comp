@@ -1,0 +1,102 @@
+#version 450
+// Matrix multiply for CPU Vulkan drivers whose workgroup is one subgroup (llvmpipe's 8 lanes):
+// C[m][n] = sum_k A[m][k] * B[n][k], fp32 accumulation, no shared memory.
+//
+// On llvmpipe (Mesa 22.3) every storage-buffer load in a loop is a loop over the 8 lanes, costing
+// about the same for one component as for four, so the number of loads, not of FMAs, sets the
+// speed (matmul_regs.comp reaches about a quarter of the FMA peak). Here the TM rows of A that a
+// workgroup needs are the same for all its lanes: each lane loads a different 8-value slice of
+// them (64 k per row per round) and the others take it with subgroupShuffle from a lane fixed at
+// compile time, which llvmpipe turns into one vector permute (subgroupBroadcast would be a lane
+// loop again). That cuts A's loads eightfold; B (one weight row per output column, different per
+// lane) is read 8 values per load. Rows and columns past the edge are clamped (loads stay in
+// bounds) and not stored. K, the row strides and the offsets are multiples of 8 (the host
+// checks). Requires local_size_x == gl_SubgroupSize == 8.
+//! variant a32_b32
+//! variant a32_b16 -DB_F16
+//! variant a16_b16 -DA_F16 -DB_F16
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+
+#define LANES 8
+layout(local_size_x = LANES) in;
+layout(constant_id = 0) const uint TM = 32;  // rows of C per workgroup (shared by its lanes)
+layout(constant_id = 1) const uint TN = 8;   // columns of C per lane
+
+layout(push_constant) uniform Params {
+  uint M, N, K;
+  uint lda, ldb, ldc;
+  uint a_off, b_off, c_off;
+} p;
+
+// Loads of eight consecutive values starting at element i (i a multiple of 8), as two vec4.
+#ifdef A_F16
+layout(std430, binding = 0) readonly buffer ABuffer { uvec4 a_data[]; };
+void load_a8(uint i, out vec4 lo, out vec4 hi) {
+  const uvec4 w = a_data[i >> 3];
+  lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+  hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+}
+#else
+layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
+void load_a8(uint i, out vec4 lo, out vec4 hi) { lo = a_data[i >> 2]; hi = a_data[(i >> 2) + 1]; }
+#endif
+#ifdef B_F16
+layout(std430, binding = 1) readonly buffer BBuffer { uvec4 b_data[]; };
+void load_b8(uint i, out vec4 lo, out vec4 hi) {
+  const uvec4 w = b_data[i >> 3];
+  lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+  hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+}
+#else
+layout(std430, binding = 1) readonly buffer BBuffer { vec4 b_data[]; };
+void load_b8(uint i, out vec4 lo, out vec4 hi) { lo = b_data[i >> 2]; hi = b_data[(i >> 2) + 1]; }
+#endif
+layout(std430, binding = 2) writeonly buffer CBuffer { float c_data[]; };
+
+void main() {
+  const uint lane = gl_SubgroupInvocationID;
+  const uint row0 = gl_WorkGroupID.y * TM;                 // the same for every lane
+  const uint col0 = (gl_WorkGroupID.x * LANES + lane) * TN;
+
+  uint a_row[TM], b_row[TN];
+  [[unroll]] for (uint i = 0; i < TM; ++i) a_row[i] = p.a_off + min(row0 + i, p.M - 1) * p.lda;
+  [[unroll]] for (uint j = 0; j < TN; ++j) b_row[j] = p.b_off + min(col0 + j, p.N - 1) * p.ldb;
+
+  vec4 acc[TM][TN];
+  [[unroll]] for (uint i = 0; i < TM; ++i)
+    [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = vec4(0.0);
+
+  // One round covers 8 * LANES values of k: lane l holds k0 + 8l .. k0 + 8l + 7 of each A row.
+  // No branch depends on k: llvmpipe cannot tell that such a branch is uniform and would mask
+  // every later instruction. Past K, A reads as zero and B repeats its last eight values.
+  const uint k_last = p.K - 8;
+  for (uint k0 = 0; k0 < p.K; k0 += 8 * LANES) {
+    const uint mine = k0 + 8 * lane;
+    const bvec4 inside = bvec4(mine < p.K);
+    vec4 a_lo[TM], a_hi[TM];
+    [[unroll]] for (uint i = 0; i < TM; ++i) {
+      load_a8(a_row[i] + min(mine, k_last), a_lo[i], a_hi[i]);
+      a_lo[i] = mix(vec4(0.0), a_lo[i], inside);  // a select, not a branch
+      a_hi[i] = mix(vec4(0.0), a_hi[i], inside);
+    }
+    [[unroll]] for (uint s = 0; s < LANES; ++s) {
+      const uint k = min(k0 + 8 * s, k_last);
+      vec4 b_lo[TN], b_hi[TN];
+      [[unroll]] for (uint j = 0; j < TN; ++j) load_b8(b_row[j] + k, b_lo[j], b_hi[j]);
+      [[unroll]] for (uint i = 0; i < TM; ++i) {
+        const vec4 lo = subgroupShuffle(a_lo[i], s), hi = subgroupShuffle(a_hi[i], s);
+        [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = fma(hi, b_hi[j], fma(lo, b_lo[j], acc[i][j]));
+      }
+    }
+  }
+
+  if (col0 >= p.N) return;
+  [[unroll]] for (uint i = 0; i < TM; ++i) {
+    if (row0 + i >= p.M) break;
+    [[unroll]] for (uint j = 0; j < TN; ++j) {
+      const vec4 v = acc[i][j];
+      if (col0 + j < p.N) c_data[p.c_off + (row0 + i) * p.ldc + col0 + j] = (v.x + v.y) + (v.z + v.w);
+    }
+  }
+}
