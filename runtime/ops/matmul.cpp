@@ -22,32 +22,35 @@ struct Push {
   uint32_t m, n, k, lda, ldb, ldc, a_off, b_off, c_off;
 };
 
-vk::KernelSource kernel_for(DType a, DType b) {
-  using namespace infini::spirv;
+// The storage variants of one matmul shader (A and B f32 or f16; A f16 with B f32 is not built).
+struct Variant {
+  std::string_view name;
+  std::span<const uint32_t> spirv;
+};
+struct KernelFamily {
+  Variant a32_b32, a32_b16, a16_b16;
+};
+
+vk::KernelSource kernel_for(const KernelFamily& family, DType a, DType b) {
   constexpr uint32_t kBuffers = 3;
-  if (a == DType::F32 && b == DType::F32) return {"matmul_a32_b32", matmul_a32_b32, kBuffers, sizeof(Push)};
-  if (a == DType::F32 && b == DType::F16) return {"matmul_a32_b16", matmul_a32_b16, kBuffers, sizeof(Push)};
-  if (a == DType::F16 && b == DType::F16) return {"matmul_a16_b16", matmul_a16_b16, kBuffers, sizeof(Push)};
-  throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
+  const Variant* v = a == DType::F32 && b == DType::F32   ? &family.a32_b32
+                     : a == DType::F32 && b == DType::F16 ? &family.a32_b16
+                     : a == DType::F16 && b == DType::F16 ? &family.a16_b16
+                                                          : nullptr;
+  if (!v) throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
+  return {v->name, v->spirv, kBuffers, sizeof(Push)};
 }
 
-vk::KernelSource regs_kernel_for(DType a, DType b) {
-  using namespace infini::spirv;
-  constexpr uint32_t kBuffers = 3;
-  if (a == DType::F32 && b == DType::F32) return {"matmul_regs_a32_b32", matmul_regs_a32_b32, kBuffers, sizeof(Push)};
-  if (a == DType::F32 && b == DType::F16) return {"matmul_regs_a32_b16", matmul_regs_a32_b16, kBuffers, sizeof(Push)};
-  if (a == DType::F16 && b == DType::F16) return {"matmul_regs_a16_b16", matmul_regs_a16_b16, kBuffers, sizeof(Push)};
-  throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
-}
-
-vk::KernelSource lanes_kernel_for(DType a, DType b) {
-  using namespace infini::spirv;
-  constexpr uint32_t kBuffers = 3;
-  if (a == DType::F32 && b == DType::F32) return {"matmul_lanes_a32_b32", matmul_lanes_a32_b32, kBuffers, sizeof(Push)};
-  if (a == DType::F32 && b == DType::F16) return {"matmul_lanes_a32_b16", matmul_lanes_a32_b16, kBuffers, sizeof(Push)};
-  if (a == DType::F16 && b == DType::F16) return {"matmul_lanes_a16_b16", matmul_lanes_a16_b16, kBuffers, sizeof(Push)};
-  throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
-}
+using namespace infini::spirv;
+const KernelFamily kTiled{{"matmul_a32_b32", matmul_a32_b32},
+                          {"matmul_a32_b16", matmul_a32_b16},
+                          {"matmul_a16_b16", matmul_a16_b16}};
+const KernelFamily kRegs{{"matmul_regs_a32_b32", matmul_regs_a32_b32},
+                         {"matmul_regs_a32_b16", matmul_regs_a32_b16},
+                         {"matmul_regs_a16_b16", matmul_regs_a16_b16}};
+const KernelFamily kLanes{{"matmul_lanes_a32_b32", matmul_lanes_a32_b32},
+                          {"matmul_lanes_a32_b16", matmul_lanes_a32_b16},
+                          {"matmul_lanes_a16_b16", matmul_lanes_a16_b16}};
 
 // matmul_lanes.comp: rows of C per workgroup (A rows shared by its lanes) and columns per lane.
 // 32 x 8 was the fastest of 8x4 .. 32x8 and 16x16 on llvmpipe (512 rows, K 1024 and 2816: 1.6-1.9x
@@ -99,13 +102,13 @@ Matmul::Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles, MatmulKe
   kernel_ = kernel;
   if (kernel == MatmulKernel::Lanes) {
     const uint32_t spec[] = {kLanesRows, kLanesCols};
-    lanes_ = &device.pipelines().get(lanes_kernel_for(a, b), spec);
+    lanes_ = &device.pipelines().get(kernel_for(kLanes, a, b), spec);
   }
   if (kernel == MatmulKernel::Registers || kernel == MatmulKernel::Lanes) {
     const uint32_t block[] = {kRegsLanes, kRegsRows, kRegsCols};
     const uint32_t row[] = {kRegsLanes, 1, kRegsRowCols};
-    regs_block_ = &device.pipelines().get(regs_kernel_for(a, b), block);
-    regs_row_ = &device.pipelines().get(regs_kernel_for(a, b), row);
+    regs_block_ = &device.pipelines().get(kernel_for(kRegs, a, b), block);
+    regs_row_ = &device.pipelines().get(kernel_for(kRegs, a, b), row);
   }
   const vk::Capabilities& caps = device.caps();
   tiles_ = tiles.bm ? tiles : default_matmul_tiles(caps);
@@ -121,7 +124,7 @@ Matmul::Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles, MatmulKe
     throw Error("matmul: tiles need " + std::to_string(shared) + " bytes of shared memory; maxComputeSharedMemorySize is " +
                 std::to_string(caps.max_shared_memory_bytes));
   const uint32_t spec[] = {t.workgroup_size(), t.bm, t.bn, t.bk, t.tm, t.tn};
-  pipeline_ = &device.pipelines().get(kernel_for(a, b), spec);
+  pipeline_ = &device.pipelines().get(kernel_for(kTiled, a, b), spec);
 }
 
 void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {

@@ -5,20 +5,14 @@ implementation of DESIGN.md section 1, and one-line errors with a non-zero exit 
 Usage: attention_cli.py PATH_TO_INFINI
 """
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
+from cli_checks import check, finish, run as run_infini
+
 INFINI = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
 
 
 def sigma(x):
@@ -73,7 +67,7 @@ def nmse(x, ref):
 
 
 def run(args):
-    return subprocess.run([INFINI, "attention", *args], capture_output=True, text=True)
+    return run_infini(INFINI, ["attention", *args])
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -146,5 +140,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check(len(lines) == 1, f"{what}: stderr has {len(lines)} lines: {r.stderr!r}")
         check(phrase.lower() in r.stderr.lower(), f"{what}: '{phrase}' not in {r.stderr.strip()!r}")
 
-print("attention CLI:", "FAILED" if failures else "passed", f"({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("attention CLI")

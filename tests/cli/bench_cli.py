@@ -6,21 +6,15 @@ options as one-line errors.
 Usage: bench_cli.py PATH_TO_INFINI
 """
 import json
-import subprocess
 import sys
 
+from cli_checks import check, finish, is_one_line_error, run as run_infini
+
 INFINI = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what, flush=True)
 
 
 def run(args):
-    return subprocess.run([INFINI, "bench"] + args, capture_output=True, text=True)
+    return run_infini(INFINI, ["bench"] + args)
 
 
 r = run(["--workload", "peak_fma,matmul", "--m", "24", "--n", "40", "--k", "64", "--dtype", "f32-f16,f16",
@@ -38,8 +32,6 @@ for x in matmuls:
 
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--workload", "nothing"], ["--repeat", "0"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
-    lines = r.stderr.strip().splitlines()
-    check(r.returncode != 0 and len(lines) == 1 and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
+    check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 
-print("ok" if not failures else f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+finish("bench CLI")

@@ -8,24 +8,18 @@ Usage: devices_cli.py PATH_TO_INFINI
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
+from cli_checks import check, finish, is_one_line_error, run as run_infini
+
 INFINI = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what, flush=True)
 
 
 def run(args):
-    return subprocess.run([INFINI] + args, capture_output=True, text=True)
+    return run_infini(INFINI, args)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -56,8 +50,6 @@ with tempfile.TemporaryDirectory() as tmp:
 
     for bad in (["--devices", "0,99"], ["--devices", "no-such-gpu"], ["--devices", "0,0", "--split", "1"]):
         r = run(["eval", "-m", model, "--tokens", "1,2,3", "--logits", os.path.join(tmp, "x.npy")] + bad)
-        lines = r.stderr.strip().splitlines()
-        check(r.returncode != 0 and len(lines) == 1, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
+        check(is_one_line_error(r), f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 
-print("ok" if not failures else f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+finish("devices CLI")
