@@ -74,12 +74,14 @@ def copy_batch(gen, batch=32, T=96):
     return x, w
 
 
-def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=False, boundary=False):
+def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=False, boundary=0.0, exact=0.0):
     """Passkey streams of exactly segments * segment tokens.
 
     Returns token ids [batch, T], loss weights [batch, T] (weight of predicting token t+1 at t) and
-    a flag per stream: True when every digit of the key lies in a segment before the one where
-    the answer starts, so the key can only come back through the compressive memory. Then the
+    a kind per stream: "memory" when every digit of the key lies in a segment before the one where
+    the answer starts, so the key can only come back through the compressive memory, "edge" when
+    moreover the answer starts a segment (the question is out of local sight too), else "local".
+    Then the
     memory write weights [batch, T] (None at dilution 1): 1 on the key line, elsewhere a factor
     drawn log-uniformly from [1, dilution] per stream, so that the memory sees as much filler as a
     stream that many times longer (what a million-token input writes) at the cost of a short one."""
@@ -94,12 +96,14 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
         # The question ends anywhere in its segment with anyend (also just before or at a boundary,
         # where the answer starts with no question in sight); else in the second half.
         f = int(rng.integers(max(0, f_max - (segment - 1 if anyend else segment // 2)), f_max + 1))
-        if boundary and rng.random() < 0.5:
-            # Half the streams: the answer crosses a segment boundary (the prompt ends in the last
-            # 6 tokens of a segment or exactly at its end), so its later tokens see little of the
-            # question locally.
+        if boundary and rng.random() < boundary:
+            # This share of the streams: the answer crosses a segment boundary (the prompt ends in
+            # the last 6 tokens of a segment or exactly at its end), so its later tokens see little
+            # of the question locally.
             room = T - len(answer)
-            o = int(rng.integers(segment - 6, segment + 1))
+            # exact: this share of them ends the prompt right at the segment's end (what every
+            # input length that is a multiple of the segment length does).
+            o = segment if exact and rng.random() < exact else int(rng.integers(segment - 6, segment + 1))
             f = max(0, f_max - (room - ((room - o) // segment * segment + o)))
         text = task.passkey_text(f, float(rng.random()), key) if intro else \
             task.filler_with_key(f, float(rng.random()), key) + task.QUESTION
@@ -114,7 +118,10 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
         if len(at) >= 2:
             w[at[1] - 1:at[1] + 4] = 0.999
         w[len(ids) - 1:] = 0.0
-        through_memory.append(max(at) + 5 <= (len(prompt) - 1) // segment * segment)
+        if max(at) + 5 > (len(prompt) - 1) // segment * segment:
+            through_memory.append("local")
+        else:  # "edge": the answer starts a segment, with no question in local sight
+            through_memory.append("edge" if len(prompt) % segment == 0 else "memory")
         if dilution > 1:  # (no draw otherwise: stages without it see the streams they saw before it)
             line = at[0] - task.KEY_LINE.index("{key}")
             ww = np.full(T, math.exp(rng.uniform(0.0, math.log(dilution))), dtype=np.float32)
@@ -122,7 +129,7 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
             write.append(ww)
         rows.append(ids + [task.EOS] * (T - len(ids)))
         weights.append(w)
-    return (torch.tensor(rows), torch.from_numpy(np.stack(weights)), torch.tensor(through_memory),
+    return (torch.tensor(rows), torch.from_numpy(np.stack(weights)), through_memory,
             torch.from_numpy(np.stack(write)) if write else None)
 
 
@@ -147,12 +154,14 @@ class Stage(NamedTuple):
     clip: float          # 0: no gradient clipping
     dilution: float
     anyend: bool
-    boundary: bool
+    boundary: float  # share of streams whose answer crosses a segment boundary
+    exact: float     # share of those whose prompt ends exactly at a segment's end
 
 
 def parse_stages(text):
-    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary],...' where
-    segments is N or LO-HI; dil, anyend and boundary are make_batch's arguments."""
+    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X],...'
+    where segments is N or LO-HI; dil, anyend, boundary (a share, 0.5 when bare) and exact are
+    make_batch's arguments."""
     stages = []
     for item in text.split(","):
         steps, segs, batch, *flags = item.split(":")
@@ -160,7 +169,9 @@ def parse_stages(text):
         lo, _, hi = segs.partition("-")
         stages.append(Stage(int(steps), int(lo), int(hi or lo), int(batch), "nointro" not in flags,
                             float(opts["lr"]) if "lr" in opts else None, float(opts.get("clip", 0)),
-                            float(opts.get("dil", 1)), "anyend" in flags, "boundary" in flags))
+                            float(opts.get("dil", 1)), "anyend" in flags,
+                            0.5 if "boundary" in flags else float(opts.get("boundary", 0)),
+                            float(opts.get("exact", 0))))
     return stages
 
 
@@ -177,6 +188,7 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--checkpoint", default="", help="save/resume training state here")
     ap.add_argument("--export-only", action="store_true", help="write --out from --checkpoint as it is")
+    ap.add_argument("--init", default="", help="start from this GGUF's weights (fine-tuning; fresh optimizer)")
     ap.add_argument("--stages", default=STAGES, help="steps:segments:batch,... (segments 0: copy drill)")
     args = ap.parse_args()
 
@@ -188,6 +200,8 @@ def main():
     for name, p in model.named_parameters():
         if p.dim() == 2:
             torch.nn.init.normal_(p, std=0.02)
+    if args.init:
+        model.load_state_dict(model_gguf.load(args.init, torch.float32).state_dict())
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
     stages = parse_stages(args.stages)
     total = sum(s.steps for s in stages)
@@ -204,7 +218,7 @@ def main():
         return
 
     started = time.time()
-    stats = {"memory": [], "local": [], "copy": []}
+    stats = {"memory": [], "edge": [], "local": [], "copy": []}
     stage_start = 0
     copy_gen = torch.Generator().manual_seed(args.seed)
     for st in stages:
@@ -220,7 +234,7 @@ def main():
             else:
                 tokens, weights, via_memory, write = make_batch(
                     rng, int(rng.integers(st.lo, st.hi + 1)), st.batch, cfg.segment, st.intro, st.dilution,
-                    st.anyend, st.boundary)
+                    st.anyend, st.boundary, st.exact)
             logits = model(tokens, write)
             ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
             w = weights[:, :-1].reshape(-1)
@@ -239,7 +253,7 @@ def main():
                 else:
                     whole, share = answer_scores(logits, tokens, weights)
                     for b in range(len(whole)):
-                        stats["memory" if via_memory[b] else "local"].append((whole[b].item(), share[b].item()))
+                        stats[via_memory[b]].append((whole[b].item(), share[b].item()))
             if step % 50 == 0:
                 parts = [f"{k} {np.mean([a for a, _ in v]):.2f}/{np.mean([b for _, b in v]):.2f} (n={len(v)})"
                          for k, v in stats.items() if v]
