@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """Trains the passkey demo model (a small Llama with Infini-attention) on CPU and exports GGUF.
 
-    /usr/bin/python3 samples/passkey/train_passkey.py --out samples/passkey/passkey.gguf
+    /usr/bin/python3 samples/passkey/train_passkey.py --out /tmp/passkey-base.gguf
+    /usr/bin/python3 samples/passkey/train_passkey.py --init /tmp/passkey-base.gguf --seed 3 \
+        --out samples/passkey/passkey.gguf
 
-is the exact command that produced samples/passkey/passkey.gguf (about an hour on one core;
+are the exact commands that produced samples/passkey/passkey.gguf (about 75 and 45 minutes here;
 install libopenblas0-pthread first: Debian's torch otherwise runs on the reference BLAS, 12x
-slower). Seeded and reproducible: the same --threads gives the same weights (torch reductions
+slower). The first (STAGES) made the file shipped before the fine-tune, which is also in git
+(`git show be5e20f:samples/passkey/passkey.gguf`); the second runs FINE_TUNE_STAGES from it. Seeded and reproducible: the same --threads gives the same weights (torch reductions
 depend on the thread count), also when resumed from --checkpoint outside the copy drill (whose
 generator restarts).
 
@@ -27,6 +30,11 @@ the model learns what to write into the compressive memory and when to read it. 
    with no question in local sight (lengths that are multiples of 64 always end there);
 5. `boundary`: half the streams end their prompt in the last 6 tokens of a segment or exactly at
    its end, so the answer continues in a new segment; lr 1e-3 and 3e-4, twice.
+6. (FINE_TUNE_STAGES, from --init) 80% such streams, half of them ending exactly at a segment's
+   end; then `fillonly`: the dilution weighs only the filler, not the intro, question and answer.
+   Before it, a 1000-token training stream held the question at 1000-token strength, so the model
+   never learned to notice a question that is 37 tokens among 32K in the memory: at 32,768 tokens
+   it continued the filler (" blue. T") instead of answering in every trial.
 
 The schedule grew while it ran (each stage was appended to a run resumed from its checkpoint);
 a fresh run of this list repeats it step for step (checked: the first 3300 steps gave a
@@ -58,6 +66,15 @@ STAGES = ",".join([
     "2500:8-24:4:clip=1:dil=4096:anyend:boundary:lr=1e-3", "1500:8-24:4:clip=1:dil=4096:anyend:boundary:lr=3e-4",
 ])
 
+# The fine-tune that made the shipped file from the one STAGES makes (run with --init that file
+# and --seed 3): prompts that end exactly at a segment's end (exact), then memory dilution of the
+# filler only (fillonly), so the question is as faint in the memory as after a long input.
+_EDGE = "8-24:4:clip=1:dil=4096:anyend:boundary=0.8:exact=0.5"
+FINE_TUNE_STAGES = ",".join([
+    f"2500:{_EDGE}:lr=5e-4", f"2000:{_EDGE}:lr=2e-4", f"3000:{_EDGE}:lr=1e-4",
+    f"2000:{_EDGE}:fillonly:lr=3e-4", f"1500:{_EDGE}:fillonly:lr=1e-4",
+])
+
 
 def copy_batch(gen, batch=32, T=96):
     """Random characters with one random span (8-32 tokens) repeated at once: the loss is on the
@@ -74,7 +91,8 @@ def copy_batch(gen, batch=32, T=96):
     return x, w
 
 
-def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=False, boundary=0.0, exact=0.0):
+def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=False, boundary=0.0, exact=0.0,
+               fill_only=False):
     """Passkey streams of exactly segments * segment tokens.
 
     Returns token ids [batch, T], loss weights [batch, T] (weight of predicting token t+1 at t) and
@@ -126,6 +144,12 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
             line = at[0] - task.KEY_LINE.index("{key}")
             ww = np.full(T, math.exp(rng.uniform(0.0, math.log(dilution))), dtype=np.float32)
             ww[line:line + len(task.KEY_LINE.format(key=key))] = 1.0
+            if fill_only:
+                # Only the filler repeats in a long input: the intro, the question and the
+                # answer keep weight 1, so the question is as faint in the memory as it is after
+                # a million tokens (the cue that an answer is due when it starts a new segment).
+                ww[:2 + len(task.INTRO) + 1 if intro else 2] = 1.0
+                ww[len(prompt) - len(task.QUESTION):] = 1.0
             write.append(ww)
         rows.append(ids + [task.EOS] * (T - len(ids)))
         weights.append(w)
@@ -156,12 +180,13 @@ class Stage(NamedTuple):
     anyend: bool
     boundary: float  # share of streams whose answer crosses a segment boundary
     exact: float     # share of those whose prompt ends exactly at a segment's end
+    fill_only: bool  # dilute only the filler (not the intro, question and answer)
 
 
 def parse_stages(text):
-    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X],...'
-    where segments is N or LO-HI; dil, anyend, boundary (a share, 0.5 when bare) and exact are
-    make_batch's arguments."""
+    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X][:fillonly],...'
+    where segments is N or LO-HI; dil, anyend, boundary (a share, 0.5 when bare), exact and
+    fillonly are make_batch's arguments."""
     stages = []
     for item in text.split(","):
         steps, segs, batch, *flags = item.split(":")
@@ -171,7 +196,7 @@ def parse_stages(text):
                             float(opts["lr"]) if "lr" in opts else None, float(opts.get("clip", 0)),
                             float(opts.get("dil", 1)), "anyend" in flags,
                             0.5 if "boundary" in flags else float(opts.get("boundary", 0)),
-                            float(opts.get("exact", 0))))
+                            float(opts.get("exact", 0)), "fillonly" in flags))
     return stages
 
 
@@ -189,7 +214,8 @@ def main():
     ap.add_argument("--checkpoint", default="", help="save/resume training state here")
     ap.add_argument("--export-only", action="store_true", help="write --out from --checkpoint as it is")
     ap.add_argument("--init", default="", help="start from this GGUF's weights (fine-tuning; fresh optimizer)")
-    ap.add_argument("--stages", default=STAGES, help="steps:segments:batch,... (segments 0: copy drill)")
+    ap.add_argument("--stages", default=None,
+                    help="steps:segments:batch,... (segments 0: copy drill); default STAGES, or FINE_TUNE_STAGES with --init")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -203,7 +229,7 @@ def main():
     if args.init:
         model.load_state_dict(model_gguf.load(args.init, torch.float32).state_dict())
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    stages = parse_stages(args.stages)
+    stages = parse_stages(args.stages or (FINE_TUNE_STAGES if args.init else STAGES))
     total = sum(s.steps for s in stages)
     step = 0
     if args.checkpoint and os.path.exists(args.checkpoint):
@@ -234,7 +260,7 @@ def main():
             else:
                 tokens, weights, via_memory, write = make_batch(
                     rng, int(rng.integers(st.lo, st.hi + 1)), st.batch, cfg.segment, st.intro, st.dilution,
-                    st.anyend, st.boundary, st.exact)
+                    st.anyend, st.boundary, st.exact, st.fill_only)
             logits = model(tokens, write)
             ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
             w = weights[:, :-1].reshape(-1)

@@ -6,8 +6,9 @@ one segment (so the key is in an earlier segment than the question for almost ev
 both ending 32 tokens into a segment (so the question is in sight of local attention; the model is
 weaker when the answer starts on a segment boundary, as the README says), and checks:
 
-1. accuracy per (length, depth) at least MIN_ACCURACY (trials are seeded: the same keys and depths
-   on every run);
+1. accuracy over all trials at least MIN_ACCURACY, and in every (length, depth) cell at least
+   MIN_CELL_ACCURACY (trials are seeded: the same keys and depths on every run; with 8 trials a
+   cell's figure moves in steps of 12.5%, so the pooled figure is the sharper check);
 2. peak device memory is the same at both lengths: the state does not grow with the stream;
 3. the JSON lines carry the keys the issue names, with sane values.
 
@@ -18,8 +19,9 @@ import subprocess
 import sys
 
 LENGTHS = ["2080", "8224"]  # 2K and 8K plus half a segment of 64
-TRIALS = 4
-MIN_ACCURACY = 0.75  # 3 of 4 per cell; the closing note and README give the larger runs
+TRIALS = 8
+MIN_ACCURACY = 0.75       # over all 48 trials; the closing note and README give the larger runs
+MIN_CELL_ACCURACY = 0.5   # 4 of 8 per cell
 
 
 def fail(msg):
@@ -44,10 +46,14 @@ def main():
             fail(f"bad values in {line}")
         print(f"length {line['length']:>6} depth {line['depth']:<6} accuracy {line['accuracy']:.2f} "
               f"{line['tokens_per_s']:.0f} tokens/s peak {line['peak_device_bytes']} bytes")
-        if line["accuracy"] < MIN_ACCURACY:
+        if line["accuracy"] < MIN_CELL_ACCURACY:
             fail(f"accuracy {line['accuracy']:.2f} at length {line['length']}, depth {line['depth']}: "
-                 f"below {MIN_ACCURACY}")
+                 f"below {MIN_CELL_ACCURACY}")
         peaks.add(line["peak_device_bytes"])
+    pooled = sum(line["accuracy"] for line in lines) / len(lines)
+    print(f"pooled accuracy {pooled:.3f}")
+    if pooled < MIN_ACCURACY:
+        fail(f"accuracy over all trials {pooled:.3f} is below {MIN_ACCURACY}")
     if len(peaks) != 1:
         fail(f"peak device memory differs between lengths: {sorted(peaks)}")
     print("ok")
