@@ -17,6 +17,7 @@
 #include "model/llama_loader.hpp"
 #include "model/llama_runner.hpp"
 #include "model/random_llama.hpp"
+#include "temp_path.hpp"
 
 namespace infini::test {
 namespace {
@@ -26,7 +27,7 @@ Context& context() {
   return c;
 }
 
-std::filesystem::path temp_path(const std::string& name) { return std::filesystem::temp_directory_path() / name; }
+std::filesystem::path temp_path(const std::string& name) { return test::unique_temp_path(name); }
 
 // A random model written to a temporary GGUF file, removed again at the end of the test.
 struct TempModel {

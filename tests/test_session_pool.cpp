@@ -14,6 +14,7 @@
 #include "infini/session.hpp"
 #include "infini/session_pool.hpp"
 #include "model/random_llama.hpp"
+#include "temp_path.hpp"
 
 namespace infini::test {
 namespace {
@@ -27,7 +28,7 @@ std::filesystem::path write_model() {
   o.heads_kv = 2;
   o.ffn = 80;
   o.segment = 6;
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / "infini_session_pool.gguf";
+  const std::filesystem::path path = test::unique_temp_path("infini_session_pool.gguf");
   model::random_llama(o).write(path);
   return path;
 }
@@ -69,7 +70,7 @@ TEST_CASE("a session pool runs independent streams on two devices, as one sessio
     CHECK(runs[0] + runs[1] >= 6);
 
     // A stream saved by a job continues in another job, whichever worker runs it.
-    const std::filesystem::path state = std::filesystem::temp_directory_path() / "infini_session_pool.state";
+    const std::filesystem::path state = test::unique_temp_path("infini_session_pool.state");
     const std::vector<int32_t> all = stream_of(9);
     const std::vector<int32_t> head(all.begin(), all.begin() + 12), tail(all.begin() + 12, all.end());  // at a segment end
     pool.submit([&](Session& s) {

@@ -12,6 +12,7 @@
 #include "model/llama_runner.hpp"
 #include "stream/session_state.hpp"
 #include "tiny_llama.hpp"
+#include "temp_path.hpp"
 
 namespace infini::test {
 namespace {
@@ -27,7 +28,7 @@ RunnerOptions options(int64_t segment) {
   return o;
 }
 
-std::filesystem::path temp_path(const char* name) { return std::filesystem::temp_directory_path() / name; }
+std::filesystem::path temp_path(const char* name) { return test::unique_temp_path(name); }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
