@@ -10,7 +10,7 @@
 namespace infini::test {
 
 // "model.gguf" -> $TMPDIR/model-<pid>.gguf (the extension kept: some code looks at it).
-inline std::filesystem::path unique_temp_path(const std::string& name) {
+inline std::filesystem::path temp_path(const std::string& name) {
   const std::filesystem::path leaf(name);
   return std::filesystem::temp_directory_path() /
          (leaf.stem().string() + "-" + std::to_string(::getpid()) + leaf.extension().string());

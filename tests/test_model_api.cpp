@@ -27,8 +27,6 @@ Context& context() {
   return c;
 }
 
-std::filesystem::path temp_path(const std::string& name) { return test::unique_temp_path(name); }
-
 // A random model written to a temporary GGUF file, removed again at the end of the test.
 struct TempModel {
   std::filesystem::path path;

@@ -51,7 +51,7 @@ TEST_CASE("cache data is accepted only for the device that wrote it", "[pipeline
 
 TEST_CASE("cache files are saved atomically and reloaded", "[pipeline-cache]") {
   const Capabilities dev = fake_device();
-  const auto dir = infini::test::unique_temp_path("infini-test-cache-file");
+  const auto dir = infini::test::temp_path("infini-test-cache-file");
   std::filesystem::remove_all(dir);
   const auto file = pipeline_cache_path(dir, dev);
   CHECK(file.filename().string().find("10de-2330") != std::string::npos);

@@ -28,7 +28,7 @@ std::filesystem::path write_model() {
   o.heads_kv = 2;
   o.ffn = 80;
   o.segment = 6;
-  const std::filesystem::path path = test::unique_temp_path("infini_session_pool.gguf");
+  const std::filesystem::path path = temp_path("infini_session_pool.gguf");
   model::random_llama(o).write(path);
   return path;
 }
@@ -70,7 +70,7 @@ TEST_CASE("a session pool runs independent streams on two devices, as one sessio
     CHECK(runs[0] + runs[1] >= 6);
 
     // A stream saved by a job continues in another job, whichever worker runs it.
-    const std::filesystem::path state = test::unique_temp_path("infini_session_pool.state");
+    const std::filesystem::path state = temp_path("infini_session_pool.state");
     const std::vector<int32_t> all = stream_of(9);
     const std::vector<int32_t> head(all.begin(), all.begin() + 12), tail(all.begin() + 12, all.end());  // at a segment end
     pool.submit([&](Session& s) {

@@ -28,8 +28,6 @@ RunnerOptions options(int64_t segment) {
   return o;
 }
 
-std::filesystem::path temp_path(const char* name) { return test::unique_temp_path(name); }
-
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
 }

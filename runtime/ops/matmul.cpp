@@ -1,6 +1,8 @@
 #include "ops/matmul.hpp"
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "spirv/matmul_a16_b16.h"
 #include "spirv/matmul_a32_b16.h"
@@ -61,8 +63,6 @@ constexpr uint32_t kLanesWidth = 8, kLanesRows = 32, kLanesCols = 8, kLanesMinRo
 // weight is used once anyway and a taller block would only compute clamped copies.
 constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 16;
 
-bool aligned4(uint32_t v) { return v % 4 == 0; }
-bool aligned8(uint32_t v) { return v % 8 == 0; }
 
 void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, uint64_t cols, uint64_t ld,
                    uint64_t offset, DType type) {
@@ -77,6 +77,24 @@ void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, ui
 }
 
 }  // namespace
+
+namespace {
+constexpr std::pair<MatmulKernel, std::string_view> kKernelNames[] = {
+    {MatmulKernel::Auto, "auto"}, {MatmulKernel::Tiled, "tiled"}, {MatmulKernel::Registers, "registers"},
+    {MatmulKernel::Lanes, "lanes"}};
+}  // namespace
+
+std::string_view matmul_kernel_name(MatmulKernel kernel) {
+  for (const auto& [k, name] : kKernelNames)
+    if (k == kernel) return name;
+  return "?";
+}
+
+std::optional<MatmulKernel> matmul_kernel_named(std::string_view name) {
+  for (const auto& [k, n] : kKernelNames)
+    if (n == name) return k;
+  return std::nullopt;
+}
 
 bool supports_lanes_matmul(const vk::Capabilities& caps) {
   return caps.subgroups_in_compute && (caps.subgroup_operations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
@@ -136,32 +154,24 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   check_operand("C", args.c, args.m, args.n, ldc, args.c_offset, DType::F32);
   if (args.m == 0 || args.n == 0) return;
   const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset};
-  const bool regs_fit = aligned4(args.k) && aligned4(lda) && aligned4(ldb) && aligned4(args.a_offset) &&
-                        aligned4(args.b_offset);
-  const bool lanes_fit = aligned8(args.k) && aligned8(lda) && aligned8(ldb) && aligned8(args.a_offset) &&
-                         aligned8(args.b_offset);
-  if (kernel_ == MatmulKernel::Lanes && lanes_fit && args.m >= kLanesMinRows) {
-    const uint32_t cols_per_group = kLanesWidth * kLanesCols;
-    const std::array<uint32_t, 3> groups{(args.n + cols_per_group - 1) / cols_per_group,
-                                         (args.m + kLanesRows - 1) / kLanesRows, 1};
-    stream.dispatch(*lanes_, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}},
-                    push, groups);
-    return;
-  }
-  if ((kernel_ == MatmulKernel::Registers || kernel_ == MatmulKernel::Lanes) && regs_fit) {
+  // The CPU kernels read A and B in vectors of 4 (registers) or 8 (lanes) values.
+  const auto aligned = [&](uint32_t n) {
+    return args.k % n == 0 && lda % n == 0 && ldb % n == 0 && args.a_offset % n == 0 && args.b_offset % n == 0;
+  };
+  const auto ceil_div = [](uint32_t x, uint32_t y) { return (x + y - 1) / y; };
+  const vk::Pipeline* pipeline = pipeline_;
+  std::array<uint32_t, 3> groups{ceil_div(args.n, tiles_.bn), ceil_div(args.m, tiles_.bm), 1};
+  if (kernel_ == MatmulKernel::Lanes && aligned(8) && args.m >= kLanesMinRows) {
+    pipeline = lanes_;
+    groups = {ceil_div(args.n, kLanesWidth * kLanesCols), ceil_div(args.m, kLanesRows), 1};
+  } else if (kernel_ != MatmulKernel::Tiled && aligned(4)) {
     const bool one_row = args.m == 1;
     const uint32_t tm = one_row ? 1 : kRegsRows, tn = one_row ? kRegsRowCols : kRegsCols;
-    const uint32_t invocations_x = (args.n + tn - 1) / tn;
-    const std::array<uint32_t, 3> groups{(invocations_x + kRegsLanes - 1) / kRegsLanes, (args.m + tm - 1) / tm, 1};
-    stream.dispatch(one_row ? *regs_row_ : *regs_block_,
-                    {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}}, push,
-                    groups);
-    return;
+    pipeline = one_row ? regs_row_ : regs_block_;
+    groups = {ceil_div(ceil_div(args.n, tn), kRegsLanes), ceil_div(args.m, tm), 1};
   }
-  const std::array<uint32_t, 3> groups{(args.n + tiles_.bn - 1) / tiles_.bn, (args.m + tiles_.bm - 1) / tiles_.bm, 1};
-  stream.dispatch(*pipeline_,
-                  {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}}, push,
-                  groups);
+  stream.dispatch(*pipeline, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}},
+                  push, groups);
 }
 
 }  // namespace infini::ops

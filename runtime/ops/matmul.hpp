@@ -2,6 +2,8 @@
 // C = A * B^T on the device: A is [m][k], B is [n][k] (both k-contiguous, f32 or f16),
 // C is [m][n] f32. fp32 accumulation. Tile sizes are specialization constants.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "util/dtype.hpp"
 #include "vk/capabilities.hpp"
@@ -32,6 +34,10 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
 // multiples of 8, else the call falls back to Registers, as calls with few rows (decode) do.
 // Auto: Lanes on CPU devices that support it, else Registers on CPU devices, Tiled elsewhere.
 enum class MatmulKernel { Auto, Tiled, Registers, Lanes };
+
+// "auto", "tiled", "registers", "lanes" (what the bench prints and takes).
+std::string_view matmul_kernel_name(MatmulKernel kernel);
+std::optional<MatmulKernel> matmul_kernel_named(std::string_view name);
 
 // Whether the device can run MatmulKernel::Lanes.
 bool supports_lanes_matmul(const vk::Capabilities& caps);

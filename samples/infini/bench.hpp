@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/matmul.hpp"
 #include "vk/command_stream.hpp"
 
 namespace infini::vk {
@@ -18,8 +19,8 @@ struct BenchOptions {
   int repeat = 5;
   uint32_t m = 1024, n = 1024, k = 1024;
   std::vector<std::string> dtypes{"f32", "f16"};
-  // matmul: kernels to time in the same run (auto, tiled, registers, lanes).
-  std::vector<std::string> matmul_kernels{"auto"};
+  // matmul: kernels to time in the same run.
+  std::vector<ops::MatmulKernel> matmul_kernels{ops::MatmulKernel::Auto};
   // attention: one layer over streams of these lengths.
   std::vector<int64_t> tokens{65536};
   int64_t segment = 2048;

@@ -1,6 +1,5 @@
 // Kernel workloads for `infini bench`: the device's peak FMA rate, and the tiled matmul as a
 // fraction of it.
-#include <map>
 #include <random>
 
 #include "bench.hpp"
@@ -40,8 +39,6 @@ void bench_peak_fma(BenchRun& run) {
             {"ms_max", t.max}, {"gflops", s.median}, {"gflops_min", s.min}, {"gflops_max", s.max}});
 }
 
-constexpr const char* kKernelNames[] = {"auto", "tiled", "registers", "lanes"};  // MatmulKernel order
-
 // One matmul shape, one storage type pair, one kernel: a record with GFLOP/s and the peak fraction.
 void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<float>& b, const std::string& dtype,
                  ops::MatmulKernel kernel) {
@@ -65,7 +62,7 @@ void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
   for (double t : ms) gflops.push_back(ops::Matmul::flops(o.m, o.n, o.k) / (t * 1e6));
   const Stats s = stats_of(gflops);
   const Stats t = stats_of(ms);
-  nlohmann::json record{{"workload", "matmul"}, {"dtype", dtype},     {"kernel", kKernelNames[int(matmul.kernel())]},
+  nlohmann::json record{{"workload", "matmul"}, {"dtype", dtype},     {"kernel", ops::matmul_kernel_name(matmul.kernel())},
                         {"m", o.m},             {"n", o.n},           {"k", o.k},
                         {"repeats", ms.size()}, {"ms_median", t.median}, {"ms_min", t.min},
                         {"ms_max", t.max},      {"gflops", s.median}, {"gflops_min", s.min},
@@ -83,11 +80,8 @@ void bench_matmul(BenchRun& run) {
   std::vector<float> a(size_t(o.m) * o.k), b(size_t(o.n) * o.k);
   for (float& v : a) v = dist(rng);
   for (float& v : b) v = dist(rng);
-  const std::map<std::string, ops::MatmulKernel> kernels{
-      {"auto", ops::MatmulKernel::Auto}, {"tiled", ops::MatmulKernel::Tiled}, {"registers", ops::MatmulKernel::Registers},
-      {"lanes", ops::MatmulKernel::Lanes}};
   for (const std::string& dtype : o.dtypes)
-    for (const std::string& kernel : o.matmul_kernels) time_matmul(run, a, b, dtype, kernels.at(kernel));
+    for (const ops::MatmulKernel kernel : o.matmul_kernels) time_matmul(run, a, b, dtype, kernel);
 }
 
 const RegisterWorkload peak{"peak_fma", 0, bench_peak_fma};

@@ -76,10 +76,12 @@ int run_bench(Args& args) {
   for (const auto& d : args.options.dtypes)
     if (d != "f32" && d != "f16" && d != "f32-f16")
       throw Error("--dtype takes f32, f16 and/or f32-f16, not '" + d + "'");
-  args.options.matmul_kernels = split_list(args.matmul_kernels);
-  for (const auto& k : args.options.matmul_kernels)
-    if (k != "auto" && k != "tiled" && k != "registers" && k != "lanes")
-      throw Error("--matmul-kernel takes auto, tiled, registers and/or lanes, not '" + k + "'");
+  args.options.matmul_kernels.clear();
+  for (const auto& name : split_list(args.matmul_kernels)) {
+    const auto kernel = ops::matmul_kernel_named(name);
+    if (!kernel) throw Error("--matmul-kernel takes auto, tiled, registers and/or lanes, not '" + name + "'");
+    args.options.matmul_kernels.push_back(*kernel);
+  }
   args.options.tokens.clear();
   for (const auto& t : split_list(args.tokens)) {
     char* end = nullptr;

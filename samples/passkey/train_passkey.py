@@ -104,7 +104,7 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
     drawn log-uniformly from [1, dilution] per stream, so that the memory sees as much filler as a
     stream that many times longer (what a million-token input writes) at the cost of a short one."""
     T = segments * segment
-    rows, weights, through_memory, write = [], [], [], []
+    rows, weights, kinds, write = [], [], [], []
     for _ in range(batch):
         key = f"{rng.integers(0, 100000):05d}"
         answer = task.encode_continuation(task.ANSWER.format(key=key))
@@ -137,9 +137,9 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
             w[at[1] - 1:at[1] + 4] = 0.999
         w[len(ids) - 1:] = 0.0
         if max(at) + 5 > (len(prompt) - 1) // segment * segment:
-            through_memory.append("local")
+            kinds.append("local")
         else:  # "edge": the answer starts a segment, with no question in local sight
-            through_memory.append("edge" if len(prompt) % segment == 0 else "memory")
+            kinds.append("edge" if len(prompt) % segment == 0 else "memory")
         if dilution > 1:  # (no draw otherwise: stages without it see the streams they saw before it)
             line = at[0] - task.KEY_LINE.index("{key}")
             ww = np.full(T, math.exp(rng.uniform(0.0, math.log(dilution))), dtype=np.float32)
@@ -153,7 +153,7 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
             write.append(ww)
         rows.append(ids + [task.EOS] * (T - len(ids)))
         weights.append(w)
-    return (torch.tensor(rows), torch.from_numpy(np.stack(weights)), through_memory,
+    return (torch.tensor(rows), torch.from_numpy(np.stack(weights)), kinds,
             torch.from_numpy(np.stack(write)) if write else None)
 
 
@@ -256,9 +256,9 @@ def main():
             rng = np.random.default_rng([args.seed, step])
             if st.lo == 0:
                 tokens, weights = copy_batch(copy_gen, st.batch)
-                via_memory, write = None, None
+                kinds, write = None, None
             else:
-                tokens, weights, via_memory, write = make_batch(
+                tokens, weights, kinds, write = make_batch(
                     rng, int(rng.integers(st.lo, st.hi + 1)), st.batch, cfg.segment, st.intro, st.dilution,
                     st.anyend, st.boundary, st.exact, st.fill_only)
             logits = model(tokens, write)
@@ -272,14 +272,14 @@ def main():
             opt.step()
             step += 1
             with torch.no_grad():
-                if via_memory is None:
+                if kinds is None:
                     copy = weights[:, :-1] > 0.99
                     hit = (logits[:, :-1].argmax(-1) == tokens[:, 1:]) & copy
                     stats["copy"].append((hit.sum().item() / max(1, copy.sum().item()), 0.0))
                 else:
                     whole, share = answer_scores(logits, tokens, weights)
                     for b in range(len(whole)):
-                        stats[via_memory[b]].append((whole[b].item(), share[b].item()))
+                        stats[kinds[b]].append((whole[b].item(), share[b].item()))
             if step % 50 == 0:
                 parts = [f"{k} {np.mean([a for a, _ in v]):.2f}/{np.mean([b for _, b in v]):.2f} (n={len(v)})"
                          for k, v in stats.items() if v]
