@@ -1,0 +1,57 @@
+#!/usr/bin/python3
+"""Teacher-forced passkey accuracy of a GGUF model on training-style streams, per stream length in
+segments and per memory dilution: where the model fails, without the runtime.
+
+    /usr/bin/python3 samples/passkey/accuracy_by_segments.py MODEL.gguf --segments 4,8,16,32,64
+    /usr/bin/python3 samples/passkey/accuracy_by_segments.py MODEL.gguf --segments 6 --dilution 1,8,64,512,4096
+
+Streams are train_passkey.make_batch's with every prompt ending exactly at a segment's end (the
+answer starts a fresh segment, as at every power-of-two length); dilution W counts each filler
+token W times in the memory write (1: a real stream). A stream counts as right when every answer
+token is the argmax given the right ones before it, which is exactly when greedy decoding answers
+right. Seeded: each row sees the same keys and depths on every run.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_gguf  # noqa: E402
+from train_passkey import answer_scores, make_batch  # noqa: E402
+
+
+def accuracy(model, segments, dilution, streams, seed):
+    rng = np.random.default_rng(seed)
+    right = []
+    for _ in range(0, streams, 16):
+        # A dilution range of (1, 1 + tiny] marks the filler (weight above 1) without changing it.
+        tokens, weights, _, write = make_batch(rng, segments, 16, model.cfg.segment, True, 1.000001, True,
+                                               boundary=1.0, exact=1.0, fill_only=True)
+        write = torch.where(write > 1.0, torch.full_like(write, dilution), torch.ones_like(write))
+        with torch.no_grad():
+            whole, _ = answer_scores(model(tokens, write if dilution != 1 else None), tokens, weights)
+        right += whole.tolist()
+    return float(np.mean(right[:streams]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model")
+    ap.add_argument("--segments", default="4,8,16,32,64", help="stream lengths in segments, comma-separated")
+    ap.add_argument("--dilution", default="1", help="filler write weights, comma-separated (1: real streams)")
+    ap.add_argument("--streams", type=int, default=96)
+    ap.add_argument("--seed", type=int, default=5)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    model = model_gguf.load(args.model, torch.float32).eval()
+    for segments in (int(s) for s in args.segments.split(",")):
+        for dilution in (float(d) for d in args.dilution.split(",")):
+            print(f"segments {segments:>4}  dilution {dilution:>6g}  accuracy "
+                  f"{accuracy(model, segments, dilution, args.streams, args.seed):.3f} of {args.streams}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
