@@ -43,11 +43,13 @@ bit-identical file).
 Tried and not shipped (2026-11-25): a third layer (--add-layers 1, GROW_STAGES, 54 minutes). Its
 training accuracy on answers that start a segment rose from 0.83 to 0.96, yet on real inputs it
 gained only at exact segment ends (4096 tokens, 60 seeded trials: 70% to 80%; 4128: 88% both), for
-1.5x the time per token. The gap is between short diluted streams and real long ones
-(accuracy_by_segments.py): the grown model answers 94-97% of 6-segment streams at any dilution
-from 1 to 4096 but 85-90% of real 16-64-segment ones. 700 steps on real 16-48-segment streams, and
-1500 steps writing each segment's filler 1-16 times in a row into the memory, did not raise the
-latter. The errors are digits in the wrong order or swapped for another digit of the key.
+1.5x the time per token. On real inputs ending on a segment boundary it answers 85-94% of
+8-64-segment streams where the shipped file answers 78-81% (accuracy_by_segments.py), but it is no
+better where the question is in local sight. Both do better on short diluted streams than on real
+long ones (the grown model: 94-97% at 6 segments at any dilution from 1 to 4096). 700 steps on
+real 16-48-segment streams, and 1500 steps writing each segment's filler 1-16 times in a row into
+the memory, did not raise the latter. The errors are digits in the wrong order or swapped for
+another digit of the key.
 """
 import argparse
 import copy
