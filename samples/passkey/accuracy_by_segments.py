@@ -9,7 +9,9 @@ Streams are train_passkey.make_batch's with every prompt ending exactly at a seg
 answer starts a fresh segment, as at every power-of-two length); dilution W counts each filler
 token W times in the memory write (1: a real stream). A stream counts as right when every answer
 token is the argmax given the right ones before it, which is exactly when greedy decoding answers
-right. Seeded: each row sees the same keys and depths on every run.
+right. Seeded: each row sees the same keys and depths on every run. With --by-key-offset, each row
+also gives the accuracy per offset of the key's first digit in its segment (in eighths of a
+segment): where a segment boundary cuts the key line matters more than the length.
 """
 import argparse
 import os
@@ -20,12 +22,13 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_gguf  # noqa: E402
-from train_passkey import answer_scores, make_batch  # noqa: E402
+from train_passkey import answer_scores, first_digit, make_batch  # noqa: E402
 
 
 def accuracy(model, segments, dilution, streams, seed):
+    """Per stream: (answered right, offset of the key's first digit in its segment)."""
     rng = np.random.default_rng(seed)
-    right = []
+    right, offsets = [], []
     for _ in range(0, streams, 16):
         # A dilution range of (1, 1 + tiny] marks the filler (weight above 1) without changing it.
         tokens, weights, _, write = make_batch(rng, segments, 16, model.cfg.segment, True, 1.000001, True,
@@ -34,7 +37,8 @@ def accuracy(model, segments, dilution, streams, seed):
         with torch.no_grad():
             whole, _ = answer_scores(model(tokens, write if dilution != 1 else None), tokens, weights)
         right += whole.tolist()
-    return float(np.mean(right[:streams]))
+        offsets += [first_digit(row.tolist()) % model.cfg.segment for row in tokens]
+    return np.array(right[:streams]), np.array(offsets[:streams])
 
 
 def main():
@@ -44,13 +48,20 @@ def main():
     ap.add_argument("--dilution", default="1", help="filler write weights, comma-separated (1: real streams)")
     ap.add_argument("--streams", type=int, default=96)
     ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--by-key-offset", action="store_true", help="also accuracy per key offset in its segment")
     args = ap.parse_args()
     torch.set_num_threads(1)
     model = model_gguf.load(args.model, torch.float32).eval()
     for segments in (int(s) for s in args.segments.split(",")):
         for dilution in (float(d) for d in args.dilution.split(",")):
-            print(f"segments {segments:>4}  dilution {dilution:>6g}  accuracy "
-                  f"{accuracy(model, segments, dilution, args.streams, args.seed):.3f} of {args.streams}", flush=True)
+            right, offsets = accuracy(model, segments, dilution, args.streams, args.seed)
+            line = f"segments {segments:>4}  dilution {dilution:>6g}  accuracy {right.mean():.3f} of {args.streams}"
+            if args.by_key_offset:
+                eighth = model.cfg.segment // 8
+                line += "  by key offset:" + "".join(
+                    f" {b * eighth}-{(b + 1) * eighth - 1} {right[offsets // eighth == b].mean():.2f}"
+                    f"/{(offsets // eighth == b).sum()}" for b in range(8) if (offsets // eighth == b).any())
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,15 @@ _GROW = "4-8:8:clip=1:dil=8192:anyend:boundary=0.8:exact=0.5:fillonly"
 GROW_STAGES = ",".join([f"3000:{_GROW}:lr=3e-4", f"3000:{_GROW}:lr=1e-4", f"3000:{_GROW}:lr=3e-5"])
 
 
+SPLIT_ZONE = 20
+DIGIT_IDS = frozenset(task.PIECE_ID[str(d)] for d in range(10))
+
+
+def first_digit(ids):
+    """Position of the key's first digit (the task's text has no other digits)."""
+    return next(i for i, t in enumerate(ids) if t in DIGIT_IDS)
+
+
 def copy_batch(gen, batch=32, T=96):
     """Random characters with one random span (8-32 tokens) repeated at once: the loss is on the
     repeat only. This bootstraps content-based copying (an induction head), which finding the key
@@ -111,7 +120,7 @@ def copy_batch(gen, batch=32, T=96):
 
 
 def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=False, boundary=0.0, exact=0.0,
-               fill_only=False):
+               fill_only=False, split=0.0):
     """Passkey streams of exactly segments * segment tokens.
 
     Returns token ids [batch, T], loss weights [batch, T] (weight of predicting token t+1 at t) and
@@ -142,9 +151,19 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
             # input length that is a multiple of the segment length does).
             o = segment if exact and rng.random() < exact else int(rng.integers(segment - 6, segment + 1))
             f = max(0, f_max - (room - ((room - o) // segment * segment + o)))
-        text = task.passkey_text(f, float(rng.random()), key) if intro else \
-            task.filler_with_key(f, float(rng.random()), key) + task.QUESTION
-        prompt = task.encode(text)
+        def stream(depth):
+            return task.encode(task.passkey_text(f, depth, key) if intro else
+                               task.filler_with_key(f, depth, key) + task.QUESTION)
+        prompt = stream(float(rng.random()))
+        if split and rng.random() < split:
+            # This share of the streams: the key's first digit lies in the last SPLIT_ZONE tokens
+            # of its segment, so the key line is cut by a segment boundary right after the key.
+            # About a quarter of real inputs are placed so, and those were the ones that failed
+            # (40-66% right where the rest are 96-100%).
+            for _ in range(100):
+                if first_digit(prompt) % segment >= segment - SPLIT_ZONE:
+                    break
+                prompt = stream(float(rng.random()))
         ids = prompt + answer
         w = np.full(T, 0.01, dtype=np.float32)
         w[len(prompt) - 1:len(ids) - 1] = 1.0
@@ -187,14 +206,15 @@ def answer_scores(logits, tokens, weights):
     return whole, share
 
 
-def initial_model(cfg, base=None, add_layers=0):
+def initial_model(cfg, base=None, add_layers=0, segment=None):
     """A fresh model of shape cfg (matrices drawn from N(0, 0.02)), or base's weights and shape with
     add_layers new layers on top whose output projections (wo, w_down) are zero: the grown model
     computes exactly what base does until trained, and the new layers' other weights get gradients
-    as soon as those projections move off zero."""
+    as soon as those projections move off zero. segment (with base): a new segment length."""
     if base is not None:
         cfg = copy.copy(base.cfg)
         cfg.layers += add_layers
+        cfg.segment = segment or cfg.segment
     model = InfiniLlama(cfg)
     for p in model.parameters():
         if p.dim() == 2:
@@ -220,12 +240,13 @@ class Stage(NamedTuple):
     boundary: float  # share of streams whose answer crosses a segment boundary
     exact: float     # share of those whose prompt ends exactly at a segment's end
     fill_only: bool  # dilute only the filler (not the intro, question and answer)
+    split: float     # share of streams whose key line a segment boundary cuts right after the key
 
 
 def parse_stages(text):
-    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X][:fillonly],...'
-    where segments is N or LO-HI; dil, anyend, boundary (a share, 0.5 when bare), exact and
-    fillonly are make_batch's arguments."""
+    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X][:fillonly][:split=X],...'
+    where segments is N or LO-HI; dil, anyend, boundary (a share, 0.5 when bare), exact, fillonly
+    and split are make_batch's arguments."""
     stages = []
     for item in text.split(","):
         steps, segs, batch, *flags = item.split(":")
@@ -235,7 +256,7 @@ def parse_stages(text):
                             float(opts["lr"]) if "lr" in opts else None, float(opts.get("clip", 0)),
                             float(opts.get("dil", 1)), "anyend" in flags,
                             0.5 if "boundary" in flags else float(opts.get("boundary", 0)),
-                            float(opts.get("exact", 0)), "fillonly" in flags))
+                            float(opts.get("exact", 0)), "fillonly" in flags, float(opts.get("split", 0))))
     return stages
 
 
@@ -248,7 +269,7 @@ def main():
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--ffn", type=int, default=256)
-    ap.add_argument("--segment", type=int, default=64)
+    ap.add_argument("--segment", type=int, default=None, help="segment length (default 64, or the --init model's)")
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--checkpoint", default="", help="save/resume training state here")
     ap.add_argument("--export-only", action="store_true", help="write --out from --checkpoint as it is")
@@ -264,8 +285,10 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     cfg = Config(vocab=len(task.VOCAB), embd=args.embd, layers=args.layers, heads=args.heads,
-                 kv_heads=args.heads, ffn=args.ffn, segment=args.segment)
-    model = initial_model(cfg, model_gguf.load(args.init, torch.float32) if args.init else None, args.add_layers)
+                 kv_heads=args.heads, ffn=args.ffn, segment=args.segment or 64)
+    model = initial_model(cfg, model_gguf.load(args.init, torch.float32) if args.init else None, args.add_layers,
+                          args.segment)
+    cfg = model.cfg  # the loaded model's shape with --init
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
     stages = parse_stages(args.stages or (GROW_STAGES if args.add_layers else FINE_TUNE_STAGES if args.init else STAGES))
     total = sum(s.steps for s in stages)
@@ -298,7 +321,7 @@ def main():
             else:
                 tokens, weights, kinds, write = make_batch(
                     rng, int(rng.integers(st.lo, st.hi + 1)), st.batch, cfg.segment, st.intro, st.dilution,
-                    st.anyend, st.boundary, st.exact, st.fill_only)
+                    st.anyend, st.boundary, st.exact, st.fill_only, st.split)
             logits = model(tokens, write)
             ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
             w = weights[:, :-1].reshape(-1)
