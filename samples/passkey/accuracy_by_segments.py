@@ -58,9 +58,10 @@ def main():
             line = f"segments {segments:>4}  dilution {dilution:>6g}  accuracy {right.mean():.3f} of {args.streams}"
             if args.by_key_offset:
                 eighth = model.cfg.segment // 8
+                bucket = offsets // eighth
                 line += "  by key offset:" + "".join(
-                    f" {b * eighth}-{(b + 1) * eighth - 1} {right[offsets // eighth == b].mean():.2f}"
-                    f"/{(offsets // eighth == b).sum()}" for b in range(8) if (offsets // eighth == b).any())
+                    f" {b * eighth}-{(b + 1) * eighth - 1} {right[bucket == b].mean():.2f}/{(bucket == b).sum()}"
+                    for b in range(8) if (bucket == b).any())
             print(line, flush=True)
 
 

@@ -307,8 +307,8 @@ def main():
                           args.segment)
     cfg = model.cfg  # the loaded model's shape with --init
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    stages = args.stages or ("grow" if args.add_layers else "fine-tune" if args.init else "base")
-    stages = parse_stages(RECIPES.get(stages, stages))
+    recipe = args.stages or ("grow" if args.add_layers else "fine-tune" if args.init else "base")
+    stages = parse_stages(RECIPES.get(recipe, recipe))
     total = sum(s.steps for s in stages)
     step = 0
     if args.checkpoint and os.path.exists(args.checkpoint):
