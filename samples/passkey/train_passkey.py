@@ -121,6 +121,19 @@ def first_digit(ids):
     return next(i for i, t in enumerate(ids) if t in DIGIT_IDS)
 
 
+def key_line_parts(digits):
+    """[start, end) of each part of the key line (text, key, text, key, text) from its start."""
+    texts = task.KEY_LINE.split("{key}")
+    parts, at = [], 0
+    for i, text in enumerate(texts):
+        parts.append((at, at + len(text)))
+        at += len(text)
+        if i < len(texts) - 1:
+            parts.append((at, at + digits))
+            at += digits
+    return parts
+
+
 def copy_batch(gen, batch=32, T=96):
     """Random characters with one random span (8-32 tokens) repeated at once: the loss is on the
     repeat only. This bootstraps content-based copying (an induction head), which finding the key
@@ -137,7 +150,7 @@ def copy_batch(gen, batch=32, T=96):
 
 
 def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=False, boundary=0.0, exact=0.0,
-               fill_only=False, split=0.0):
+               fill_only=False, split=0.0, drop=0.0):
     """Passkey streams of exactly segments * segment tokens.
 
     Returns token ids [batch, T], loss weights [batch, T] (weight of predicting token t+1 at t) and
@@ -205,6 +218,14 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
                 # a million tokens (the cue that an answer is due when it starts a new segment).
                 ww[:2 + len(task.INTRO) + 1 if intro else 2] = 1.0
                 ww[len(prompt) - len(task.QUESTION):] = 1.0
+            if drop and rng.random() < drop:
+                # Write dropout: this share of the streams writes one part of the key line (drawn
+                # from key_line_parts) with weight 0. The models wrote the key mostly from
+                # ". Remember it. ", whose tokens see the whole first copy; where a boundary cuts
+                # that part, nothing else wrote it. Dropping a part teaches redundant writes.
+                parts = key_line_parts(len(key))
+                a, e = parts[int(rng.integers(0, len(parts)))]
+                ww[line + a:line + e] = 0.0
             write.append(ww)
         rows.append(ids + [task.EOS] * (T - len(ids)))
         weights.append(w)
@@ -258,12 +279,13 @@ class Stage(NamedTuple):
     exact: float     # share of those whose prompt ends exactly at a segment's end
     fill_only: bool  # dilute only the filler (not the intro, question and answer)
     split: float     # share of streams whose key line a segment boundary cuts right after the key
+    drop: float      # share of streams that write one part of the key line with weight 0
 
 
 def parse_stages(text):
-    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X][:fillonly][:split=X],...'
+    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X][:fillonly][:split=X][:drop=X],...'
     where segments is N or LO-HI; dil, anyend, boundary (a share, 0.5 when bare), exact, fillonly
-    and split are make_batch's arguments."""
+    split and drop are make_batch's arguments (drop needs dil)."""
     stages = []
     for item in text.split(","):
         steps, segs, batch, *flags = item.split(":")
@@ -273,7 +295,8 @@ def parse_stages(text):
                             float(opts["lr"]) if "lr" in opts else None, float(opts.get("clip", 0)),
                             float(opts.get("dil", 1)), "anyend" in flags,
                             0.5 if "boundary" in flags else float(opts.get("boundary", 0)),
-                            float(opts.get("exact", 0)), "fillonly" in flags, float(opts.get("split", 0))))
+                            float(opts.get("exact", 0)), "fillonly" in flags, float(opts.get("split", 0)),
+                            float(opts.get("drop", 0))))
     return stages
 
 
@@ -339,7 +362,7 @@ def main():
             else:
                 tokens, weights, kinds, write = make_batch(
                     rng, int(rng.integers(st.lo, st.hi + 1)), st.batch, cfg.segment, st.intro, st.dilution,
-                    st.anyend, st.boundary, st.exact, st.fill_only, st.split)
+                    st.anyend, st.boundary, st.exact, st.fill_only, st.split, st.drop)
             logits = model(tokens, write)
             ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
             w = weights[:, :-1].reshape(-1)

@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""train_passkey.make_batch's stream options place what they say: with boundary=1 and exact=1
+every prompt ends on a segment's end; with split=1 every key's first digit lies in the last
+SPLIT_ZONE tokens of its segment; with drop=1 every stream writes exactly one part of its key line
+(prefix, key, middle, key, tail: one whole part, found by its text) with weight 0, and nothing else.
+
+usage: check_training_streams.py
+"""
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "samples", "passkey"))
+import passkey_task as task  # noqa: E402
+from train_passkey import SPLIT_ZONE, first_digit, key_line_parts, make_batch  # noqa: E402
+
+SEGMENT = 64
+PIECE = {i: p for i, p in enumerate(task.VOCAB)}
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def text(ids):
+    return "".join(PIECE[int(i)] for i in ids).replace(task.SPACE, " ")
+
+
+def main():
+    rng = np.random.default_rng(0)
+    tokens, weights, _, write = make_batch(rng, 6, 32, SEGMENT, True, 64.0, True, boundary=1.0, exact=1.0,
+                                           fill_only=True, split=1.0, drop=1.0)
+    line_texts = [task.KEY_LINE.format(key="#####")[a:e] for a, e in key_line_parts(5)]
+    dropped_parts = set()
+    for b in range(tokens.shape[0]):
+        ids = tokens[b].tolist()
+        answer = (weights[b, :-1] >= 1.0).nonzero().flatten()
+        prompt_end = int(answer[0]) + 1  # weight at t scores token t + 1: the answer starts there
+        if prompt_end % SEGMENT:
+            fail(f"stream {b}: prompt ends at {prompt_end}, not on a segment's end (exact=1)")
+        f = first_digit(ids)
+        if f % SEGMENT < SEGMENT - SPLIT_ZONE:
+            fail(f"stream {b}: key's first digit at offset {f % SEGMENT} of its segment (split=1)")
+        zero = (write[b] == 0).nonzero().flatten().tolist()
+        if not zero or zero != list(range(zero[0], zero[-1] + 1)):
+            fail(f"stream {b}: write weight 0 at {zero}, not one span (drop=1)")
+        line = f - len(line_texts[0])
+        span = (zero[0] - line, zero[-1] + 1 - line)
+        if span not in key_line_parts(5):
+            fail(f"stream {b}: dropped span {span} of the key line is not one of its parts")
+        got = text(ids[zero[0]:zero[-1] + 1])
+        want = line_texts[key_line_parts(5).index(span)]
+        if want != "#####" and got != want:
+            fail(f"stream {b}: dropped {got!r}, expected the key line's part {want!r}")
+        dropped_parts.add(span)
+    if len(dropped_parts) < 3:
+        fail(f"32 streams dropped only {len(dropped_parts)} distinct parts of the key line")
+    print(f"ok: {tokens.shape[0]} streams, prompts end on boundaries, keys in the split zone, "
+          f"{len(dropped_parts)} distinct key-line parts dropped")
+
+
+if __name__ == "__main__":
+    main()
