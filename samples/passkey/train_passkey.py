@@ -150,7 +150,7 @@ def copy_batch(gen, batch=32, T=96):
 
 
 def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=False, boundary=0.0, exact=0.0,
-               fill_only=False, split=0.0, drop=0.0):
+               fill_only=False, split=0.0, drop=0.0, drop_first=0.0):
     """Passkey streams of exactly segments * segment tokens.
 
     Returns token ids [batch, T], loss weights [batch, T] (weight of predicting token t+1 at t) and
@@ -226,6 +226,11 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
                 parts = key_line_parts(len(key))
                 a, e = parts[int(rng.integers(0, len(parts)))]
                 ww[line + a:line + e] = 0.0
+            if drop_first and rng.random() < drop_first:
+                # This share writes nothing of the key line before its second copy: the key must
+                # then come from the second copy and the text after it, the only tokens that see a
+                # whole key when a boundary cuts the first copy's digits.
+                ww[line:line + key_line_parts(len(key))[3][0]] = 0.0
             write.append(ww)
         rows.append(ids + [task.EOS] * (T - len(ids)))
         weights.append(w)
@@ -280,12 +285,13 @@ class Stage(NamedTuple):
     fill_only: bool  # dilute only the filler (not the intro, question and answer)
     split: float     # share of streams whose key line a segment boundary cuts right after the key
     drop: float      # share of streams that write one part of the key line with weight 0
+    drop_first: float  # share of streams that write nothing of the key line before its second copy
 
 
 def parse_stages(text):
-    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X][:fillonly][:split=X][:drop=X],...'
+    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X][:fillonly][:split=X][:drop=X][:dropfirst=X],...'
     where segments is N or LO-HI; dil, anyend, boundary (a share, 0.5 when bare), exact, fillonly
-    split and drop are make_batch's arguments (drop needs dil)."""
+    split, drop and dropfirst (drop_first) are make_batch's arguments (drop and dropfirst need dil)."""
     stages = []
     for item in text.split(","):
         steps, segs, batch, *flags = item.split(":")
@@ -296,7 +302,7 @@ def parse_stages(text):
                             float(opts.get("dil", 1)), "anyend" in flags,
                             0.5 if "boundary" in flags else float(opts.get("boundary", 0)),
                             float(opts.get("exact", 0)), "fillonly" in flags, float(opts.get("split", 0)),
-                            float(opts.get("drop", 0))))
+                            float(opts.get("drop", 0)), float(opts.get("dropfirst", 0))))
     return stages
 
 
@@ -362,7 +368,7 @@ def main():
             else:
                 tokens, weights, kinds, write = make_batch(
                     rng, int(rng.integers(st.lo, st.hi + 1)), st.batch, cfg.segment, st.intro, st.dilution,
-                    st.anyend, st.boundary, st.exact, st.fill_only, st.split, st.drop)
+                    st.anyend, st.boundary, st.exact, st.fill_only, st.split, st.drop, st.drop_first)
             logits = model(tokens, write)
             ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
             w = weights[:, :-1].reshape(-1)

@@ -2,7 +2,8 @@
 """train_passkey.make_batch's stream options place what they say: with boundary=1 and exact=1
 every prompt ends on a segment's end; with split=1 every key's first digit lies in the last
 SPLIT_ZONE tokens of its segment; with drop=1 every stream writes exactly one part of its key line
-(prefix, key, middle, key, tail: one whole part, found by its text) with weight 0, and nothing else.
+(prefix, key, middle, key, tail: one whole part, found by its text) with weight 0, and nothing else;
+with drop_first=1 every stream writes nothing of its key line before the key's second copy.
 
 usage: check_training_streams.py
 """
@@ -58,8 +59,16 @@ def main():
         dropped_parts.add(span)
     if len(dropped_parts) < 3:
         fail(f"32 streams dropped only {len(dropped_parts)} distinct parts of the key line")
-    print(f"ok: {tokens.shape[0]} streams, prompts end on boundaries, keys in the split zone, "
-          f"{len(dropped_parts)} distinct key-line parts dropped")
+    tokens, _, _, write = make_batch(rng, 4, 16, SEGMENT, True, 64.0, True, drop_first=1.0)
+    second_key = key_line_parts(5)[3][0]
+    for b in range(tokens.shape[0]):
+        line = first_digit(tokens[b].tolist()) - len(line_texts[0])
+        zero = (write[b] == 0).nonzero().flatten().tolist()
+        if zero != list(range(line, line + second_key)):
+            fail(f"stream {b}: drop_first=1 zeroed {zero[:3]}..{zero[-3:]}, not the key line's first "
+                 f"{second_key} tokens from {line}")
+    print(f"ok: {len(dropped_parts)} distinct key-line parts dropped over 32 streams, prompts on boundaries, "
+          f"keys in the split zone; drop_first zeroes the key line up to its second copy")
 
 
 if __name__ == "__main__":
