@@ -11,7 +11,12 @@ token W times in the memory write (1: a real stream). A stream counts as right w
 token is the argmax given the right ones before it, which is exactly when greedy decoding answers
 right. Seeded: each row sees the same keys and depths on every run. With --by-key-offset, each row
 also gives the accuracy per offset of the key's first digit in its segment (in eighths of a
-segment): where a segment boundary cuts the key line matters more than the length.
+segment): where a segment boundary cuts the key line matters more than the length. --split-zone
+draws only the placements that fail most (the key's first digit in the last SPLIT_ZONE tokens of
+its segment); --no-write PARTS zeroes the memory writes of those parts of the key line, to see
+which tokens write the key:
+
+    /usr/bin/python3 samples/passkey/accuracy_by_segments.py MODEL.gguf --segments 16 --split-zone --no-write middle
 """
 import argparse
 import os
@@ -22,20 +27,30 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_gguf  # noqa: E402
-from train_passkey import answer_scores, first_digit, make_batch  # noqa: E402
+from train_passkey import answer_scores, first_digit, key_line_parts, make_batch  # noqa: E402
+
+# The key line's parts (train_passkey.key_line_parts) by name.
+PARTS = ("prefix", "key1", "middle", "key2", "tail")
 
 
-def accuracy(model, segments, dilution, streams, seed):
+def accuracy(model, segments, dilution, streams, seed, split_zone=False, no_write=()):
     """Per stream: (answered right, offset of the key's first digit in its segment)."""
     rng = np.random.default_rng(seed)
     right, offsets = [], []
+    spans = [key_line_parts(5)[PARTS.index(p)] for p in no_write]
     for _ in range(0, streams, 16):
         # A dilution range of (1, 1 + tiny] marks the filler (weight above 1) without changing it.
         tokens, weights, _, write = make_batch(rng, segments, 16, model.cfg.segment, True, 1.000001, True,
-                                               boundary=1.0, exact=1.0, fill_only=True)
+                                               boundary=1.0, exact=1.0, fill_only=True,
+                                               split=1.0 if split_zone else 0.0)
         write = torch.where(write > 1.0, torch.full_like(write, dilution), torch.ones_like(write))
+        for b, row in enumerate(tokens):
+            line = first_digit(row.tolist()) - key_line_parts(5)[1][0]
+            for a, e in spans:
+                write[b, line + a:line + e] = 0.0
         with torch.no_grad():
-            whole, _ = answer_scores(model(tokens, write if dilution != 1 else None), tokens, weights)
+            real = dilution == 1 and not spans
+            whole, _ = answer_scores(model(tokens, None if real else write), tokens, weights)
         right += whole.tolist()
         offsets += [first_digit(row.tolist()) % model.cfg.segment for row in tokens]
     return np.array(right[:streams]), np.array(offsets[:streams])
@@ -49,12 +64,21 @@ def main():
     ap.add_argument("--streams", type=int, default=96)
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--by-key-offset", action="store_true", help="also accuracy per key offset in its segment")
+    ap.add_argument("--split-zone", action="store_true",
+                    help="only keys whose first digit is in the last SPLIT_ZONE tokens of its segment")
+    ap.add_argument("--no-write", default="", help="key line parts that write nothing, comma-separated: " +
+                    ", ".join(PARTS))
     args = ap.parse_args()
+    no_write = [p for p in args.no_write.split(",") if p]
+    unknown = [p for p in no_write if p not in PARTS]
+    if unknown:
+        ap.error(f"--no-write: unknown part {unknown[0]!r} (parts: {', '.join(PARTS)})")
     torch.set_num_threads(1)
     model = model_gguf.load(args.model, torch.float32).eval()
     for segments in (int(s) for s in args.segments.split(",")):
         for dilution in (float(d) for d in args.dilution.split(",")):
-            right, offsets = accuracy(model, segments, dilution, args.streams, args.seed)
+            right, offsets = accuracy(model, segments, dilution, args.streams, args.seed, args.split_zone,
+                                     no_write)
             line = f"segments {segments:>4}  dilution {dilution:>6g}  accuracy {right.mean():.3f} of {args.streams}"
             if args.by_key_offset:
                 eighth = model.cfg.segment // 8
