@@ -48,7 +48,8 @@ the model learns what to write into the compressive memory and when to read it. 
    key. Accuracy depends most on that placement (accuracy_by_segments.py --by-key-offset): with
    the key's first digit in the last 16 tokens of its segment, every model so far answered 28-73%
    of 16- and 64-segment streams, elsewhere the grown one 91-100%. This stage lifted those to
-   48-87% and 64-segment (4096-token) streams from 90% to 95%.
+   48-87% and 64-segment (4096-token) streams from 90% to 95% (192 streams, seed 5; 384 streams
+   of seed 6: 86%, the 2-layer file 77%).
 
 Tried and not kept (2026-11-25): more of split at a higher learning rate (3e-4; placements
 unchanged, the rest worse), retraining the segment length to 128 or 256 (--segment: the
@@ -56,6 +57,20 @@ boundaries cut fewer key lines, but 1200 steps at 128 tokens gave 82% of 8-segme
 the 64-token file), 700 steps on real 16-48-segment streams, and writing each segment's filler
 1-16 times in a row into the memory. The errors left are digits in the wrong order or swapped for
 another digit of the key.
+
+Why the cut key lines fail (accuracy_by_segments.py --split-zone --no-write PARTS): the models
+write the key almost only from ". Remember it. ", whose tokens see the whole first copy locally;
+without those writes, placements at 40-47 fall from 100% to 38%. Where a boundary cuts that part,
+or the digits themselves (first digit at 60-63: 2 of 13 streams right), the tokens after the boundary see part
+of a key and write it as if it were a whole one: " 15774" for 14574, the digits past the boundary
+landing in slots 2-3, because the memory keeps no order and a segment's first digit cannot tell
+how many came before it. Tried against that, not kept (same day): write dropout (drop=0.6 with
+split, 8000 steps from the shipped file: 89.8% / 86.7% of 16- / 64-segment streams against
+89.6% / 86.2%, 384 streams of seed 6), then dropfirst=0.3 (4000 steps more: 90.9% / 84.6%; the
+writes after the second copy did not take over), and a fourth layer grown with split (no better on
+the cut placements after 4000 steps, 0.8 s a step). A longer segment makes the cut placements rarer
+(25% of inputs at 64 tokens, 6% at 256), but the others also sit at 93-98%, so at least 95% at
+every length needs both: a longer segment and more training than one session here holds.
 
 The base recipe grew while it ran (each stage was appended to a run resumed from its checkpoint);
 a fresh run of it repeats it step for step (checked: the first 3300 steps gave a bit-identical
