@@ -60,11 +60,11 @@ another digit of the key.
 
 Why the cut key lines fail (accuracy_by_segments.py --split-zone --no-write PARTS): the models
 write the key almost only from ". Remember it. ", whose tokens see the whole first copy locally;
-without those writes, placements at 40-47 fall from 100% to 38%. Where a boundary cuts that part,
-or the digits themselves (first digit at 60-63: 2 of 13 streams right), the tokens after the boundary see part
-of a key and write it as if it were a whole one: " 15774" for 14574, the digits past the boundary
-landing in slots 2-3, because the memory keeps no order and a segment's first digit cannot tell
-how many came before it. Tried against that, not kept (same day): write dropout (drop=0.6 with
+without those writes, placements at 40-47 fall from 100% to 38%. Where a boundary cuts that
+part, or the digits themselves (first digit at 60-63: 2 of 13 streams right), the tokens after
+the boundary see part of a key and write it as if it were a whole one: " 15774" for 14574, the
+digits past the boundary landing in slots 2-3, because the memory keeps no order and a segment's
+first digit cannot tell how many came before it. Tried against that, not kept (same day): write dropout (drop=0.6 with
 split, 8000 steps from the shipped file: 89.8% / 86.7% of 16- / 64-segment streams against
 89.6% / 86.2%, 384 streams of seed 6), then dropfirst=0.3 (4000 steps more: 90.9% / 84.6%; the
 writes after the second copy did not take over), and a fourth layer grown with split (no better on
