@@ -27,32 +27,31 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_gguf  # noqa: E402
-from train_passkey import answer_scores, first_digit, key_line_parts, make_batch  # noqa: E402
-
-# The key line's parts (train_passkey.key_line_parts) by name.
-PARTS = ("prefix", "key1", "middle", "key2", "tail")
+from train_passkey import KEY_LINE_PARTS, answer_scores, first_digit, key_line_parts, make_batch  # noqa: E402
 
 
 def accuracy(model, segments, dilution, streams, seed, split_zone=False, no_write=()):
     """Per stream: (answered right, offset of the key's first digit in its segment)."""
     rng = np.random.default_rng(seed)
     right, offsets = [], []
-    spans = [key_line_parts(5)[PARTS.index(p)] for p in no_write]
+    parts = key_line_parts()
+    spans = [parts[p] for p in no_write]
     for _ in range(0, streams, 16):
         # A dilution range of (1, 1 + tiny] marks the filler (weight above 1) without changing it.
         tokens, weights, _, write = make_batch(rng, segments, 16, model.cfg.segment, True, 1.000001, True,
                                                boundary=1.0, exact=1.0, fill_only=True,
                                                split=1.0 if split_zone else 0.0)
         write = torch.where(write > 1.0, torch.full_like(write, dilution), torch.ones_like(write))
-        for b, row in enumerate(tokens):
-            line = first_digit(row.tolist()) - key_line_parts(5)[1][0]
+        firsts = [first_digit(row.tolist()) for row in tokens]
+        for b, first in enumerate(firsts):
+            line = first - parts["key1"][0]
             for a, e in spans:
                 write[b, line + a:line + e] = 0.0
         with torch.no_grad():
             real = dilution == 1 and not spans
             whole, _ = answer_scores(model(tokens, None if real else write), tokens, weights)
         right += whole.tolist()
-        offsets += [first_digit(row.tolist()) % model.cfg.segment for row in tokens]
+        offsets += [first % model.cfg.segment for first in firsts]
     return np.array(right[:streams]), np.array(offsets[:streams])
 
 
@@ -67,12 +66,12 @@ def main():
     ap.add_argument("--split-zone", action="store_true",
                     help="only keys whose first digit is in the last SPLIT_ZONE tokens of its segment")
     ap.add_argument("--no-write", default="", help="key line parts that write nothing, comma-separated: " +
-                    ", ".join(PARTS))
+                    ", ".join(KEY_LINE_PARTS))
     args = ap.parse_args()
     no_write = [p for p in args.no_write.split(",") if p]
-    unknown = [p for p in no_write if p not in PARTS]
+    unknown = [p for p in no_write if p not in KEY_LINE_PARTS]
     if unknown:
-        ap.error(f"--no-write: unknown part {unknown[0]!r} (parts: {', '.join(PARTS)})")
+        ap.error(f"--no-write: unknown part {unknown[0]!r} (parts: {', '.join(KEY_LINE_PARTS)})")
     torch.set_num_threads(1)
     model = model_gguf.load(args.model, torch.float32).eval()
     for segments in (int(s) for s in args.segments.split(",")):

@@ -64,11 +64,11 @@ without those writes, placements at 40-47 fall from 100% to 38%. Where a boundar
 part, or the digits themselves (first digit at 60-63: 2 of 13 streams right), the tokens after
 the boundary see part of a key and write it as if it were a whole one: " 15774" for 14574, the
 digits past the boundary landing in slots 2-3, because the memory keeps no order and a segment's
-first digit cannot tell how many came before it. Tried against that, not kept (same day): write dropout (drop=0.6 with
-split, 8000 steps from the shipped file: 89.8% / 86.7% of 16- / 64-segment streams against
-89.6% / 86.2%, 384 streams of seed 6), then dropfirst=0.3 (4000 steps more: 90.9% / 84.6%; the
-writes after the second copy did not take over), and a fourth layer grown with split (no better on
-the cut placements after 4000 steps, 0.8 s a step). A longer segment makes the cut placements rarer
+first digit cannot tell how many came before it. Tried against that, not kept (same day): write
+dropout (drop=0.6 with split, 8000 steps from the shipped file: 89.8% / 86.7% of 16- / 64-segment
+streams against 89.6% / 86.2%, 384 streams of seed 6), then dropfirst=0.3 (4000 steps more:
+90.9% / 84.6%; the writes after the second copy did not take over), and a fourth layer grown with
+split (no better on the cut placements after 4000 steps, 0.8 s a step). A longer segment makes the cut placements rarer
 (25% of inputs at 64 tokens, 6% at 256), but the others also sit at 93-98%, so at least 95% at
 every length needs both: a longer segment and more training than one session here holds.
 
@@ -136,17 +136,17 @@ def first_digit(ids):
     return next(i for i, t in enumerate(ids) if t in DIGIT_IDS)
 
 
-def key_line_parts(digits):
-    """[start, end) of each part of the key line (text, key, text, key, text) from its start."""
+KEY_LINE_PARTS = ("prefix", "key1", "middle", "key2", "tail")
+
+
+def key_line_parts(digits=5):
+    """{name: [start, end)} of each part of the key line from its start, in KEY_LINE_PARTS order:
+    "The pass key is ", the key, ". Remember it. ", the key, " is the pass key. "."""
     texts = task.KEY_LINE.split("{key}")
-    parts, at = [], 0
-    for i, text in enumerate(texts):
-        parts.append((at, at + len(text)))
-        at += len(text)
-        if i < len(texts) - 1:
-            parts.append((at, at + digits))
-            at += digits
-    return parts
+    assert len(texts) == 3, "KEY_LINE_PARTS names a line with two copies of the key"
+    lengths = [len(texts[0]), digits, len(texts[1]), digits, len(texts[2])]
+    starts = np.cumsum([0] + lengths[:-1])
+    return {name: (int(a), int(a) + n) for name, a, n in zip(KEY_LINE_PARTS, starts, lengths)}
 
 
 def copy_batch(gen, batch=32, T=96):
@@ -238,14 +238,14 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
                 # from key_line_parts) with weight 0. The models wrote the key mostly from
                 # ". Remember it. ", whose tokens see the whole first copy; where a boundary cuts
                 # that part, nothing else wrote it. Dropping a part teaches redundant writes.
-                parts = key_line_parts(len(key))
+                parts = list(key_line_parts(len(key)).values())
                 a, e = parts[int(rng.integers(0, len(parts)))]
                 ww[line + a:line + e] = 0.0
             if drop_first and rng.random() < drop_first:
                 # This share writes nothing of the key line before its second copy: the key must
                 # then come from the second copy and the text after it, the only tokens that see a
                 # whole key when a boundary cuts the first copy's digits.
-                ww[line:line + key_line_parts(len(key))[3][0]] = 0.0
+                ww[line:line + key_line_parts(len(key))["key2"][0]] = 0.0
             write.append(ww)
         rows.append(ids + [task.EOS] * (T - len(ids)))
         weights.append(w)

@@ -34,7 +34,9 @@ def main():
     rng = np.random.default_rng(0)
     tokens, weights, _, write = make_batch(rng, 6, 32, SEGMENT, True, 64.0, True, boundary=1.0, exact=1.0,
                                            fill_only=True, split=1.0, drop=1.0)
-    line_texts = [task.KEY_LINE.format(key="#####")[a:e] for a, e in key_line_parts(5)]
+    parts = key_line_parts()
+    spans = {span: name for name, span in parts.items()}
+    line_text = task.KEY_LINE.format(key="#####")
     dropped_parts = set()
     for b in range(tokens.shape[0]):
         ids = tokens[b].tolist()
@@ -48,21 +50,21 @@ def main():
         zero = (write[b] == 0).nonzero().flatten().tolist()
         if not zero or zero != list(range(zero[0], zero[-1] + 1)):
             fail(f"stream {b}: write weight 0 at {zero}, not one span (drop=1)")
-        line = f - len(line_texts[0])
+        line = f - parts["key1"][0]
         span = (zero[0] - line, zero[-1] + 1 - line)
-        if span not in key_line_parts(5):
+        if span not in spans:
             fail(f"stream {b}: dropped span {span} of the key line is not one of its parts")
         got = text(ids[zero[0]:zero[-1] + 1])
-        want = line_texts[key_line_parts(5).index(span)]
+        want = line_text[span[0]:span[1]]
         if want != "#####" and got != want:
             fail(f"stream {b}: dropped {got!r}, expected the key line's part {want!r}")
-        dropped_parts.add(span)
+        dropped_parts.add(spans[span])
     if len(dropped_parts) < 3:
         fail(f"32 streams dropped only {len(dropped_parts)} distinct parts of the key line")
     tokens, _, _, write = make_batch(rng, 4, 16, SEGMENT, True, 64.0, True, drop_first=1.0)
-    second_key = key_line_parts(5)[3][0]
+    second_key = parts["key2"][0]
     for b in range(tokens.shape[0]):
-        line = first_digit(tokens[b].tolist()) - len(line_texts[0])
+        line = first_digit(tokens[b].tolist()) - parts["key1"][0]
         zero = (write[b] == 0).nonzero().flatten().tolist()
         if zero != list(range(line, line + second_key)):
             fail(f"stream {b}: drop_first=1 zeroed {zero[:3]}..{zero[-3:]}, not the key line's first "
