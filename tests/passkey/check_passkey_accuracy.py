@@ -18,7 +18,7 @@ import json
 import subprocess
 import sys
 
-LENGTHS = ["2080", "8224"]  # 2K and 8K plus half a segment of 64
+LENGTHS = ["2080", "8224"]  # 2K and 8K plus 32: the question ends 32 tokens into a segment of 64 or 256
 TRIALS = 8
 MIN_ACCURACY = 0.75       # over all 48 trials; the closing note and README give the larger runs
 MIN_CELL_ACCURACY = 0.5   # 4 of 8 per cell
