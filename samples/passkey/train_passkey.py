@@ -15,9 +15,10 @@ minutes here; install libopenblas0-pthread first: Debian's torch otherwise runs 
 BLAS, 12x slower). They run the recipes (--stages NAME) base, fine-tune, grow, split and
 long-segment in turn. The first two made the 2-layer files shipped before (`git show
 be5e20f:samples/passkey/passkey.gguf` and `git show f92c725:samples/passkey/passkey.gguf`), the
-fourth the 64-token file shipped before the last (`git show 117f523:samples/passkey/passkey.gguf`). Seeded and reproducible: the same --threads gives
-the same weights (torch reductions depend on the thread count), also when resumed from
---checkpoint outside the copy drill (whose generator restarts).
+fourth the 64-token file shipped before the last (`git show 117f523:samples/passkey/passkey.gguf`).
+Seeded and reproducible: the same --threads gives the same weights (torch reductions depend on the
+thread count), also when resumed from --checkpoint outside the copy drill (whose generator
+restarts).
 
 Each passkey example is one fresh stream: the intro, filler text with a 5-digit key line at a
 random depth, the question; the loss is the answer and the key's second copy in the key line
@@ -53,21 +54,21 @@ the model learns what to write into the compressive memory and when to read it. 
    of 16- and 64-segment streams, elsewhere the grown one 91-100%. This stage lifted those to
    48-87% and 64-segment (4096-token) streams from 90% to 95% (192 streams, seed 5; 384 streams
    of seed 6: 86%, the 2-layer file 77%).
-9. (long-segment, --segment 256) the same weights with 256-token segments, 2-4 of them a stream,
-   30% split: a boundary cuts the key line's first copy in about 6% of inputs instead of 25%.
-   Local attention starts at distances it never saw (the split file read with 128-token segments:
-   66% of 4096-token streams; at 256, local answers fell to 8% in training) and relearns them. 384 streams of
-   seed 6: 90.1% / 90.4% at 1024 / 4096 tokens against 89.6% / 86.2%; through the runtime, 90% of
-   138 trials at 4K-1M tokens against 85% of 72. The last eighth of a segment is still weak (key
-   at 224-255: 60% of 40 streams). This run was resumed once from its checkpoint at step 3300
-   (the schedule shortened from 8000 steps to this one; steps before 4500 are the same in both).
+9. (long-segment, --segment 256) the same weights with 256-token segments, 2-4 of them a stream, 30%
+   split: a boundary cuts the key line's first copy in about 6% of inputs instead of 25%. Local
+   attention starts at distances it never saw (the split file read with 128-token segments: 66% of
+   4096-token streams; at 256, local answers fell to 8% in training) and relearns them. 384 streams
+   of seed 6: 90.1% / 90.4% at 1024 / 4096 tokens against 89.6% / 86.2%; through the runtime, 90% of
+   138 trials at 4K-1M tokens against 85% of 72. The last eighth of a segment is still weak (key at
+   224-255: 60% of 40 streams). This run was resumed once from its checkpoint at step 3300 (the
+   schedule shortened from 8000 steps to this one; steps before 4500 are the same in both).
 
 Tried and not kept (2026-11-25): more of split at a higher learning rate (3e-4; placements
-unchanged, the rest worse), a short retraining at 128 tokens (--segment: 1200
-steps gave 82% of 8-segment streams, below the 64-token file; 4300 steps later, 80% of 96
-4096-token streams, stopped), 700 steps on real 16-48-segment streams, and writing each segment's filler
-1-16 times in a row into the memory. The errors left are digits in the wrong order or swapped for
-another digit of the key.
+unchanged, the rest worse), a short retraining at 128 tokens (--segment: 1200 steps gave 82% of
+8-segment streams, below the 64-token file; 4300 steps later, 80% of 96 4096-token streams,
+stopped), 700 steps on real 16-48-segment streams, and writing each segment's filler 1-16 times in a
+row into the memory. The errors left are digits in the wrong order or swapped for another digit of
+the key.
 
 Why the cut key lines fail (accuracy_by_segments.py --split-zone --no-write PARTS): the models
 write the key almost only from ". Remember it. ", whose tokens see the whole first copy locally;
@@ -79,8 +80,8 @@ first digit cannot tell how many came before it. Tried against that, not kept (s
 dropout (drop=0.6 with split, 8000 steps from the shipped file: 89.8% / 86.7% of 16- / 64-segment
 streams against 89.6% / 86.2%, 384 streams of seed 6), then dropfirst=0.3 (4000 steps more:
 90.9% / 84.6%; the writes after the second copy did not take over), and a fourth layer grown with
-split (no better on the cut placements after 4000 steps, 0.8 s a step). A longer segment makes the cut placements rarer
-(25% of inputs at 64 tokens, 6% at 256): step 9.
+split (no better on the cut placements after 4000 steps, 0.8 s a step). A longer segment makes the
+cut placements rarer (25% of inputs at 64 tokens, 6% at 256): step 9.
 
 The base recipe grew while it ran (each stage was appended to a run resumed from its checkpoint);
 a fresh run of it repeats it step for step (checked: the first 3300 steps gave a bit-identical
