@@ -184,7 +184,7 @@ def copy_batch(gen, batch=32, T=96):
 
 
 def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=False, boundary=0.0, exact=0.0,
-               fill_only=False, split=0.0, drop=0.0, drop_first=0.0):
+               fill_only=False, split=0.0, drop=0.0, drop_first=0.0, zone=SPLIT_ZONE):
     """Passkey streams of exactly segments * segment tokens.
 
     Returns token ids [batch, T], loss weights [batch, T] (weight of predicting token t+1 at t) and
@@ -220,12 +220,12 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
                                task.filler_with_key(f, depth, key) + task.QUESTION)
         prompt = stream(float(rng.random()))
         if split and rng.random() < split:
-            # This share of the streams: the key's first digit lies in the last SPLIT_ZONE tokens
+            # This share of the streams: the key's first digit lies in the last `zone` tokens
             # of its segment, so the key line is cut by a segment boundary right after the key.
             # About a quarter of real inputs are placed so, and those were the ones that failed
             # (40-66% right where the rest are 96-100%).
             for _ in range(100):
-                if first_digit(prompt) % segment >= segment - SPLIT_ZONE:
+                if first_digit(prompt) % segment >= segment - zone:
                     break
                 prompt = stream(float(rng.random()))
         ids = prompt + answer
@@ -320,12 +320,14 @@ class Stage(NamedTuple):
     split: float     # share of streams whose key line a segment boundary cuts right after the key
     drop: float      # share of streams that write one part of the key line with weight 0
     drop_first: float  # share of streams that write nothing of the key line before its second copy
+    zone: int  # split streams: the key's first digit lies in the last `zone` tokens of its segment
 
 
 def parse_stages(text):
-    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X][:fillonly][:split=X][:drop=X][:dropfirst=X],...'
+    """'steps:segments:batch[:nointro][:lr=X][:clip=X][:dil=X][:anyend][:boundary[=SHARE]][:exact=X][:fillonly][:split=X][:zone=N][:drop=X][:dropfirst=X],...'
     where segments is N or LO-HI; dil, anyend, boundary (a share, 0.5 when bare), exact, fillonly
-    split, drop and dropfirst (drop_first) are make_batch's arguments (drop and dropfirst need dil)."""
+    split, zone (default SPLIT_ZONE), drop and dropfirst (drop_first) are make_batch's arguments
+    (drop and dropfirst need dil)."""
     stages = []
     for item in text.split(","):
         steps, segs, batch, *flags = item.split(":")
@@ -336,7 +338,8 @@ def parse_stages(text):
                             float(opts.get("dil", 1)), "anyend" in flags,
                             0.5 if "boundary" in flags else float(opts.get("boundary", 0)),
                             float(opts.get("exact", 0)), "fillonly" in flags, float(opts.get("split", 0)),
-                            float(opts.get("drop", 0)), float(opts.get("dropfirst", 0))))
+                            float(opts.get("drop", 0)), float(opts.get("dropfirst", 0)),
+                            int(opts.get("zone", SPLIT_ZONE))))
     return stages
 
 
@@ -402,7 +405,7 @@ def main():
             else:
                 tokens, weights, kinds, write = make_batch(
                     rng, int(rng.integers(st.lo, st.hi + 1)), st.batch, cfg.segment, st.intro, st.dilution,
-                    st.anyend, st.boundary, st.exact, st.fill_only, st.split, st.drop, st.drop_first)
+                    st.anyend, st.boundary, st.exact, st.fill_only, st.split, st.drop, st.drop_first, st.zone)
             logits = model(tokens, write)
             ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
             w = weights[:, :-1].reshape(-1)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """train_passkey.make_batch's stream options place what they say: with boundary=1 and exact=1
 every prompt ends on a segment's end; with split=1 every key's first digit lies in the last
-SPLIT_ZONE tokens of its segment; with drop=1 every stream writes exactly one part of its key line
+SPLIT_ZONE tokens of its segment (the last `zone` tokens when given); with drop=1 every stream writes exactly one part of its key line
 (prefix, key, middle, key, tail: one whole part, found by its text) with weight 0, and nothing else;
 with drop_first=1 every stream writes nothing of its key line before the key's second copy.
 
@@ -69,8 +69,15 @@ def main():
         if zero != list(range(line, line + second_key)):
             fail(f"stream {b}: drop_first=1 zeroed {zero[:3]}..{zero[-3:]}, not the key line's first "
                  f"{second_key} tokens from {line}")
+    zone = 40
+    tokens, _, _, _ = make_batch(rng, 3, 32, 256, True, 64.0, True, split=1.0, zone=zone)
+    offsets = [first_digit(row.tolist()) % 256 for row in tokens]
+    if min(offsets) < 256 - zone:
+        fail(f"split=1, zone={zone}: a key's first digit at offset {min(offsets)} of its 256-token segment")
+    if min(offsets) >= 256 - SPLIT_ZONE:
+        fail(f"split=1, zone={zone}: all 32 keys' first digits in the last {SPLIT_ZONE} tokens (zone ignored)")
     print(f"ok: {len(dropped_parts)} distinct key-line parts dropped over 32 streams, prompts on boundaries, "
-          f"keys in the split zone; drop_first zeroes the key line up to its second copy")
+          f"keys in the split zone (also a wider one); drop_first zeroes the key line up to its second copy")
 
 
 if __name__ == "__main__":
