@@ -70,6 +70,12 @@ stopped), 700 steps on real 16-48-segment streams, and writing each segment's fi
 row into the memory. The errors left are digits in the wrong order or swapped for another digit of
 the key.
 
+Tried after step 9 and not kept (2026-11-26; --init the shipped file --seed 13, about 75 minutes
+each): 4500 more steps of _LONG at lr 1e-4 then 3e-5: 91.1% / 91.4% of the 384 seed-6 streams at
+4096 / 1024 tokens (shipped 90.4% / 90.1%), key at 224-255 still 60%; through the runtime 55 / 53 of
+60 trials at 4K / 32K (shipped 55 / 52); with split=0.5:zone=40 instead (the key's first digit
+anywhere in the last 40 tokens), 89.8% / 90.4%, key at 224-255 57%.
+
 Why the cut key lines fail (accuracy_by_segments.py --split-zone --no-write PARTS): the models
 write the key almost only from ". Remember it. ", whose tokens see the whole first copy locally;
 without those writes, placements at 40-47 fall from 100% to 38%. Where a boundary cuts that
