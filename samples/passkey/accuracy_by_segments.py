@@ -6,15 +6,16 @@ segments and per memory dilution: where the model fails, without the runtime.
     /usr/bin/python3 samples/passkey/accuracy_by_segments.py MODEL.gguf --segments 6 --dilution 1,8,64,512,4096
 
 Streams are train_passkey.make_batch's with every prompt ending exactly at a segment's end (the
-answer starts a fresh segment, as at every power-of-two length); dilution W counts each filler
-token W times in the memory write (1: a real stream). A stream counts as right when every answer
-token is the argmax given the right ones before it, which is exactly when greedy decoding answers
-right. Seeded: each row sees the same keys and depths on every run. With --by-key-offset, each row
-also gives the accuracy per offset of the key's first digit in its segment (in eighths of a
-segment): where a segment boundary cuts the key line matters more than the length. --split-zone
-draws only the placements that fail most (the key's first digit in the last SPLIT_ZONE tokens of
-its segment); --no-write PARTS zeroes the memory writes of those parts of the key line, to see
-which tokens write the key:
+answer starts a fresh segment, as at every power-of-two length); dilution W counts each filler token
+W times in the memory write (1: a real stream). A stream counts as right when every answer token is
+the argmax given the right ones before it, which is exactly when greedy decoding answers right.
+Seeded: each row sees the same keys and depths on every run. With --by-key-offset, each row also
+gives the accuracy per offset of the key's first digit in its segment (in eighths of a segment):
+where a segment boundary cuts the key line matters more than the length; --by-answer-token says
+which answer token fails first (the space, digit 1-5, the period) and compares keys that repeat a
+digit with the rest. --split-zone draws only the placements that fail most (the key's first digit in
+the last SPLIT_ZONE tokens of its segment); --no-write PARTS zeroes the memory writes of those parts
+of the key line, to see which tokens write the key:
 
     /usr/bin/python3 samples/passkey/accuracy_by_segments.py MODEL.gguf --segments 16 --split-zone --no-write middle
 """
@@ -31,9 +32,11 @@ from train_passkey import KEY_LINE_PARTS, answer_scores, first_digit, key_line_p
 
 
 def accuracy(model, segments, dilution, streams, seed, split_zone=False, no_write=()):
-    """Per stream: (answered right, offset of the key's first digit in its segment)."""
+    """Per stream: answered right, offset of the key's first digit in its segment, the first answer
+    token predicted wrong (0 the space, 1-5 the digits, 6 the period; -1 none) and whether the key
+    repeats a digit."""
     rng = np.random.default_rng(seed)
-    right, offsets = [], []
+    right, offsets, first_wrong, repeats = [], [], [], []
     parts = key_line_parts()
     spans = [parts[p] for p in no_write]
     for _ in range(0, streams, 16):
@@ -49,10 +52,17 @@ def accuracy(model, segments, dilution, streams, seed, split_zone=False, no_writ
                 write[b, line + a:line + e] = 0.0
         with torch.no_grad():
             real = dilution == 1 and not spans
-            whole, _ = answer_scores(model(tokens, None if real else write), tokens, weights)
+            logits = model(tokens, None if real else write)
+        whole, _ = answer_scores(logits, tokens, weights)
         right += whole.tolist()
         offsets += [first % model.cfg.segment for first in firsts]
-    return np.array(right[:streams]), np.array(offsets[:streams])
+        wrong = (logits[:, :-1].argmax(-1) != tokens[:, 1:]) & (weights[:, :-1] >= 1.0)
+        for b, first in enumerate(firsts):
+            answer = (weights[b, :-1] >= 1.0).nonzero().flatten()
+            missed = wrong[b, answer].nonzero().flatten()
+            first_wrong.append(int(missed[0]) if len(missed) else -1)
+            repeats.append(len(set(tokens[b, first:first + 5].tolist())) < 5)
+    return tuple(np.array(a[:streams]) for a in (right, offsets, first_wrong, repeats))
 
 
 def main():
@@ -63,6 +73,8 @@ def main():
     ap.add_argument("--streams", type=int, default=96)
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--by-key-offset", action="store_true", help="also accuracy per key offset in its segment")
+    ap.add_argument("--by-answer-token", action="store_true",
+                    help="also which answer token fails first, and keys with a repeated digit against the rest")
     ap.add_argument("--split-zone", action="store_true",
                     help="only keys whose first digit is in the last SPLIT_ZONE tokens of its segment")
     ap.add_argument("--no-write", default="", help="key line parts that write nothing, comma-separated: " +
@@ -76,8 +88,8 @@ def main():
     model = model_gguf.load(args.model, torch.float32).eval()
     for segments in (int(s) for s in args.segments.split(",")):
         for dilution in (float(d) for d in args.dilution.split(",")):
-            right, offsets = accuracy(model, segments, dilution, args.streams, args.seed, args.split_zone,
-                                     no_write)
+            right, offsets, first_wrong, repeats = accuracy(model, segments, dilution, args.streams, args.seed,
+                                                            args.split_zone, no_write)
             line = f"segments {segments:>4}  dilution {dilution:>6g}  accuracy {right.mean():.3f} of {args.streams}"
             if args.by_key_offset:
                 eighth = model.cfg.segment // 8
@@ -85,6 +97,12 @@ def main():
                 line += "  by key offset:" + "".join(
                     f" {b * eighth}-{(b + 1) * eighth - 1} {right[bucket == b].mean():.2f}/{(bucket == b).sum()}"
                     for b in range(8) if (bucket == b).any())
+            if args.by_answer_token:
+                names = [" ", "d1", "d2", "d3", "d4", "d5", "."]
+                line += "  first wrong token:" + "".join(
+                    f" {names[i]!r} {(first_wrong == i).sum()}" for i in range(7) if (first_wrong == i).any())
+                line += (f"  key repeats a digit {right[repeats].mean():.3f}/{repeats.sum()},"
+                         f" five distinct {right[~repeats].mean():.3f}/{(~repeats).sum()}")
             print(line, flush=True)
 
 

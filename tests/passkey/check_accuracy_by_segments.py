@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+"""accuracy_by_segments.accuracy's per-stream diagnosis is consistent with its verdicts: a stream has
+a first wrong answer token exactly when it is counted wrong, that token is one of the answer's
+seven (the space, five digits, the period), and "repeats a digit" matches the key found in the
+stream's text; on the shipped model most 4-segment streams are right.
+
+usage: check_accuracy_by_segments.py MODEL.gguf
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "samples", "passkey"))
+import model_gguf  # noqa: E402
+import passkey_task as task  # noqa: E402
+from accuracy_by_segments import accuracy  # noqa: E402
+from train_passkey import first_digit, make_batch  # noqa: E402
+
+STREAMS = 32
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def main():
+    torch.set_num_threads(1)
+    model = model_gguf.load(sys.argv[1], torch.float32).eval()
+    right, offsets, first_wrong, repeats = accuracy(model, 4, 1.0, STREAMS, seed=3)
+    if not all(len(a) == STREAMS for a in (right, offsets, first_wrong, repeats)):
+        fail(f"accuracy returned {[len(a) for a in (right, offsets, first_wrong, repeats)]} values, not {STREAMS} each")
+    for b in range(STREAMS):
+        if (first_wrong[b] >= 0) != (right[b] == 0):
+            fail(f"stream {b}: right {right[b]} but first wrong answer token {first_wrong[b]}")
+        if not -1 <= first_wrong[b] <= 6:
+            fail(f"stream {b}: first wrong answer token {first_wrong[b]} is not one of the answer's 7")
+    # The same streams again (accuracy draws 16 at a time from its seed), keys read from their text.
+    rng = np.random.default_rng(3)
+    keys = []
+    for _ in range(0, STREAMS, 16):
+        tokens, _, _, _ = make_batch(rng, 4, 16, model.cfg.segment, True, 1.000001, True, boundary=1.0,
+                                     exact=1.0, fill_only=True)
+        for row in tokens.tolist():
+            f = first_digit(row)
+            keys.append("".join(task.VOCAB[i] for i in row[f:f + 5]))
+    for b, key in enumerate(keys):
+        if bool(repeats[b]) != (len(set(key)) < 5):
+            fail(f"stream {b}: key {key} marked repeats={bool(repeats[b])}")
+    if right.mean() < 0.75:
+        fail(f"only {right.mean():.2f} of {STREAMS} 4-segment streams right")
+    print(f"ok: {int(right.sum())} of {STREAMS} right, {int((first_wrong >= 0).sum())} with a first wrong token, "
+          f"{int(repeats.sum())} keys with a repeated digit")
+
+
+if __name__ == "__main__":
+    main()
