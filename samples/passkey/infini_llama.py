@@ -17,11 +17,12 @@ EPS = 1e-10
 
 class Config:
     def __init__(self, vocab, embd, layers, heads, kv_heads, ffn, segment, update="delta",
-                 rms_eps=1e-5, rope_base=10000.0):
-        assert embd % heads == 0 and heads % kv_heads == 0 and update in ("delta", "linear")
+                 rms_eps=1e-5, rope_base=10000.0, head_dim=None):
+        """head_dim: None is embd // heads (GGUF files without llama.attention.key_length)."""
+        assert (head_dim or embd % heads == 0) and heads % kv_heads == 0 and update in ("delta", "linear")
         self.vocab, self.embd, self.layers, self.heads, self.kv_heads = vocab, embd, layers, heads, kv_heads
         self.ffn, self.segment, self.update, self.rms_eps, self.rope_base = ffn, segment, update, rms_eps, rope_base
-        self.head_dim = embd // heads
+        self.head_dim = head_dim or embd // heads
 
 
 def sigma(x):

@@ -24,6 +24,8 @@ def export(model, path, name):
         ("llama.attention.layer_norm_rms_epsilon", "f32", c.rms_eps),
         ("llama.rope.freq_base", "f32", c.rope_base),
         ("llama.rope.dimension_count", "u32", c.head_dim),
+    ] + ([("llama.attention.key_length", "u32", c.head_dim), ("llama.attention.value_length", "u32", c.head_dim)]
+         if c.head_dim * c.heads != c.embd else []) + [
         ("infini.segment_length", "u32", c.segment),
         ("infini.memory_update", "str", c.update),
         ("infini.first_segment", "str", "mix"),
@@ -65,7 +67,8 @@ def load(path, dtype=torch.float64):
                  layers=kv["llama.block_count"], heads=kv["llama.attention.head_count"],
                  kv_heads=kv["llama.attention.head_count_kv"], ffn=kv["llama.feed_forward_length"],
                  segment=kv["infini.segment_length"], update=kv["infini.memory_update"],
-                 rms_eps=kv["llama.attention.layer_norm_rms_epsilon"], rope_base=kv["llama.rope.freq_base"])
+                 rms_eps=kv["llama.attention.layer_norm_rms_epsilon"], rope_base=kv["llama.rope.freq_base"],
+                 head_dim=kv.get("llama.attention.key_length"))
     assert kv.get("infini.first_segment", "mix") == "mix"
     model = InfiniLlama(cfg).to(dtype)
     put = lambda param, name: param.data.copy_(torch.from_numpy(np.array(t[name])).to(dtype))

@@ -148,8 +148,12 @@ SPLIT_STAGES = ",".join([f"1500:{_SPLIT}:lr=2e-4", f"1500:{_SPLIT}:lr=1e-4", f"1
 _LONG = "2-4:8:clip=1:dil=8192:anyend:boundary=0.8:exact=0.5:fillonly:split=0.3"
 LONG_SEGMENT_STAGES = ",".join([f"3000:{_LONG}:lr=3e-4", f"1500:{_LONG}:lr=1e-4", f"1000:{_LONG}:lr=3e-5"])
 
+# Wider (--init the shipped file --add-heads N --seed 21 --stages wide): N more heads in every layer,
+# each with a memory of its own, trained on long-segment's streams at falling learning rates.
+WIDE_STAGES = ",".join([f"1500:{_LONG}:lr=3e-4", f"1200:{_LONG}:lr=1e-4", f"800:{_LONG}:lr=3e-5"])
+
 RECIPES = {"base": STAGES, "fine-tune": FINE_TUNE_STAGES, "grow": GROW_STAGES, "split": SPLIT_STAGES,
-           "long-segment": LONG_SEGMENT_STAGES}
+           "long-segment": LONG_SEGMENT_STAGES, "wide": WIDE_STAGES}
 
 
 SPLIT_ZONE = 20
@@ -289,24 +293,35 @@ def answer_scores(logits, tokens, weights):
     return whole, share
 
 
-def initial_model(cfg, base=None, add_layers=0, segment=None):
+def initial_model(cfg, base=None, add_layers=0, segment=None, add_heads=0):
     """A fresh model of shape cfg (matrices drawn from N(0, 0.02)), or base's weights and shape with
-    add_layers new layers on top whose output projections (wo, w_down) are zero: the grown model
-    computes exactly what base does until trained, and the new layers' other weights get gradients
-    as soon as those projections move off zero. segment (with base): a new segment length."""
+    add_layers new layers on top and add_heads new heads in every layer, whose output projections
+    (a new layer's wo and w_down, a new head's columns of wo) are zero: the grown model computes what
+    base does until trained, and the new weights get gradients as soon as those projections move off
+    zero. A new head has its own memory (a KV head of its own) and the base's head dim. segment
+    (with base): a new segment length."""
     if base is not None:
         cfg = copy.copy(base.cfg)
+        assert not add_heads or cfg.kv_heads == cfg.heads, "--add-heads needs as many KV heads as heads"
         cfg.layers += add_layers
+        cfg.heads += add_heads
+        cfg.kv_heads += add_heads
         cfg.segment = segment or cfg.segment
     model = InfiniLlama(cfg)
     for p in model.parameters():
         if p.dim() == 2:
             torch.nn.init.normal_(p, std=0.02)
     if base is not None:
-        model.load_state_dict(base.state_dict(), strict=add_layers == 0)
-        for block in model.blocks[cfg.layers - add_layers:]:
-            torch.nn.init.zeros_(block.wo.weight)
-            torch.nn.init.zeros_(block.w_down.weight)
+        grown = dict(model.named_parameters())
+        with torch.no_grad():
+            for name, p in base.named_parameters():
+                # The base's heads are the first rows of wq, wk, wv (columns of wo, entries of beta).
+                grown[name][tuple(slice(0, n) for n in p.shape)] = p
+        old = base.cfg.heads * cfg.head_dim
+        for i, block in enumerate(model.blocks):
+            torch.nn.init.zeros_(block.wo.weight[:, old:] if i < base.cfg.layers else block.wo.weight)
+            if i >= base.cfg.layers:
+                torch.nn.init.zeros_(block.w_down.weight)
     return model
 
 
@@ -366,6 +381,9 @@ def main():
     ap.add_argument("--add-layers", type=int, default=0,
                     help="with --init: new layers on top whose output projections start at zero, so the "
                          "grown model starts out computing exactly what the loaded one does")
+    ap.add_argument("--add-heads", type=int, default=0,
+                    help="with --init: new heads in every layer (each with its own memory) whose columns of "
+                         "the output projection start at zero")
     ap.add_argument("--stages", default=None,
                     help="steps:segments:batch,... (segments 0: copy drill) or a recipe's name (" + ", ".join(RECIPES) +
                          "); default base, fine-tune with --init, grow with --add-layers")
@@ -376,7 +394,7 @@ def main():
     cfg = Config(vocab=len(task.VOCAB), embd=args.embd, layers=args.layers, heads=args.heads,
                  kv_heads=args.heads, ffn=args.ffn, segment=args.segment or 64)
     model = initial_model(cfg, model_gguf.load(args.init, torch.float32) if args.init else None, args.add_layers,
-                          args.segment)
+                          args.segment, args.add_heads)
     cfg = model.cfg  # the loaded model's shape with --init
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
     recipe = args.stages or ("grow" if args.add_layers else "fine-tune" if args.init else "base")
