@@ -91,8 +91,19 @@ struct Trial {
   double depth;
   std::string key, answer;
   std::vector<int32_t> input, answer_tokens;
+  int64_t key_token;  // where the key's first digit is: its offset in a segment matters most
   double prefill_s;
 };
+
+// Index of the first token that stands for a digit: the key's first digit (nothing else in a
+// passkey input has digits); -1 when there is none.
+int64_t first_digit_token(const model::SpmTokenizer& tokenizer, const std::vector<int32_t>& ids) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string& bytes = tokenizer.piece(ids[i]);
+    if (std::any_of(bytes.begin(), bytes.end(), [](char c) { return c >= '0' && c <= '9'; })) return int64_t(i);
+  }
+  return -1;
+}
 
 Trial run_trial(model::LlamaRunner& runner, const model::SpmTokenizer& tokenizer, int64_t length, double depth,
                 const std::string& key, const PasskeyArgs& args) {
@@ -118,7 +129,7 @@ Trial run_trial(model::LlamaRunner& runner, const model::SpmTokenizer& tokenizer
     answer.push_back(next);
     logits = runner.forward(std::span<const int32_t>(&next, 1), false);
   }
-  return {depth, key, tokenizer.decode(answer, false), ids, answer, prefill_s};
+  return {depth, key, tokenizer.decode(answer, false), ids, answer, first_digit_token(tokenizer, ids), prefill_s};
 }
 
 int run_passkey(const PasskeyArgs& args) {
@@ -171,13 +182,19 @@ int run_passkey(const PasskeyArgs& args) {
         tokens += int64_t(r.input.size());
         if (dump.is_open()) {
           dump << nlohmann::json{{"length", length}, {"depth", r.depth}, {"key", r.key}, {"answer", r.answer},
-                                 {"answer_tokens", r.answer_tokens}, {"tokens", r.input}}.dump()
+                                 {"answer_tokens", r.answer_tokens}, {"key_token", r.key_token},
+                                 {"tokens", r.input}}.dump()
                << "\n";
           if (!dump) throw Error(args.dump_inputs + ": write failed");
         }
         seconds += r.prefill_s;
-        std::fprintf(trials_out, "  %lld tokens, depth %.3f (%s): key %s, answer '%s' %s, %.0f tokens/s\n",
+        // The key's offset in its segment: keys in a segment's last tokens, whose line a boundary
+        // cuts, are the ones the demo model misses.
+        std::fprintf(trials_out,
+                     "  %lld tokens, depth %.3f (%s): key %s at token %lld (%lld of its segment), answer '%s' %s, "
+                     "%.0f tokens/s\n",
                      static_cast<long long>(r.input.size()), r.depth, depths[d].name.c_str(), r.key.c_str(),
+                     static_cast<long long>(r.key_token), static_cast<long long>(r.key_token % o.segment),
                      printable(r.answer, false, 64).c_str(), ok ? "ok" : "WRONG", double(r.input.size()) / r.prefill_s);
         std::fflush(trials_out);
       }

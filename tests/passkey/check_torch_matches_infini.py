@@ -3,7 +3,8 @@
 the same GGUF file:
 
 1. `infini passkey --dump-inputs` builds exactly the inputs samples/passkey/passkey_task.py builds
-   (same text, same token ids), so the model is tested on what it was trained on;
+   (same text, same token ids, the key at the same token), so the model is tested on what it was
+   trained on;
 2. logits of every position of a several-segment input, `infini eval --all-logits` against the
    PyTorch forward pass in float64 on the stored weights: normalised MSE at most 1e-5;
 3. the greedy answers infini gave equal those of the PyTorch model.
@@ -26,6 +27,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "samples", "passkey"))
 import model_gguf  # noqa: E402
 import passkey_task as task  # noqa: E402
 from infini_llama import Config, InfiniLlama  # noqa: E402
+from train_passkey import first_digit  # noqa: E402
 
 NMSE_LIMIT = 1e-5
 
@@ -79,6 +81,8 @@ def main():
             fail(f"infini's input for key {t['key']} depth {t['depth']} differs from passkey_task.py's")
         if len(expected) != length:
             fail(f"input is {len(expected)} tokens, asked for {length}")
+        if t["key_token"] != first_digit(expected):
+            fail(f"infini puts key {t['key']} at token {t['key_token']}, passkey_task.py at {first_digit(expected)}")
     print(f"inputs: {len(trials)} trials of {length} tokens identical in C++ and Python")
 
     # 2. Logits of every position, memory on, several segments.
