@@ -87,6 +87,15 @@ each): 4500 more steps of _LONG at lr 1e-4 then 3e-5: 91.1% / 91.4% of the 384 s
 60 trials at 4K / 32K (step 9: 55 / 52); with split=0.5:zone=40 instead (the key's first digit
 anywhere in the last 40 tokens), 89.8% / 90.4%, key at 224-255 57%.
 
+Tried after step 10 and not kept (2026-11-26; --init step 10's file, split=0.5:zone=32 in _LONG, so
+half the streams put the key's first digit in the last eighth of its segment, the only placements
+step 10 still misses; about 60 minutes each, two at a time): 2500 steps at lr 1e-4 then 3e-5
+(--seed 23): 70.8% of the 96 seed-6 --split-zone streams against 72.9%; --add-heads 2 more (8
+heads) and 2000 steps at 3e-4, 1e-4, 3e-5 (--seed 25, 1.75 s a step): 78.1% of them, and 97.9% /
+98.4% of the 384 seed-6 streams at 4096 / 1024 tokens against 97.4% / 99.5% (the last eighth 85%,
+new misses elsewhere): no better for a slower model. Training on the cut placements has not moved
+them in any model since step 8.
+
 Why the cut key lines fail (accuracy_by_segments.py --split-zone --no-write PARTS): the models
 write the key almost only from ". Remember it. ", whose tokens see the whole first copy locally;
 without those writes, placements at 40-47 fall from 100% to 38%. Where a boundary cuts that
