@@ -81,9 +81,12 @@ uint64_t splitmix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// ASCII digits only: the key is ASCII, and std::isdigit's result depends on the locale.
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
 std::string first_digit_run(const std::string& text) {
-  const auto begin = std::find_if(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  const auto end = std::find_if(begin, text.end(), [](char c) { return c < '0' || c > '9'; });
+  const auto begin = std::find_if(text.begin(), text.end(), is_digit);
+  const auto end = std::find_if_not(begin, text.end(), is_digit);
   return std::string(begin, end);
 }
 
@@ -100,7 +103,7 @@ struct Trial {
 int64_t first_digit_token(const model::SpmTokenizer& tokenizer, const std::vector<int32_t>& ids) {
   for (size_t i = 0; i < ids.size(); ++i) {
     const std::string& bytes = tokenizer.piece(ids[i]);
-    if (std::any_of(bytes.begin(), bytes.end(), [](char c) { return c >= '0' && c <= '9'; })) return int64_t(i);
+    if (std::any_of(bytes.begin(), bytes.end(), is_digit)) return int64_t(i);
   }
   return -1;
 }
