@@ -14,8 +14,9 @@ gives the accuracy per offset of the key's first digit in its segment (in eighth
 where a segment boundary cuts the key line matters more than the length; --by-answer-token says
 which answer token fails first (the space, digit 1-5, the period) and compares keys that repeat a
 digit with the rest. --split-zone draws only the placements that fail most (the key's first digit in
-the last SPLIT_ZONE tokens of its segment); --no-write PARTS zeroes the memory writes of those parts
-of the key line, to see which tokens write the key:
+the last SPLIT_ZONE tokens of its segment); --prompt-end anywhere --by-kind also tests keys in the
+question's own segment (local copying: few streams that end on a boundary have one); --no-write
+PARTS zeroes the memory writes of those parts of the key line, to see which tokens write the key:
 
     /usr/bin/python3 samples/passkey/accuracy_by_segments.py MODEL.gguf --segments 16 --split-zone --no-write middle
 """
@@ -31,19 +32,23 @@ import model_gguf  # noqa: E402
 from train_passkey import KEY_LINE_PARTS, answer_scores, first_digit, key_line_parts, make_batch  # noqa: E402
 
 
-def accuracy(model, segments, dilution, streams, seed, split_zone=False, no_write=()):
+def accuracy(model, segments, dilution, streams, seed, split_zone=False, no_write=(), prompt_end="boundary"):
     """Per stream: answered right, offset of the key's first digit in its segment, the first answer
-    token predicted wrong (0 the space, 1-5 the digits, 6 the period; -1 none) and whether the key
-    repeats a digit."""
+    token predicted wrong (0 the space, 1-5 the digits, 6 the period; -1 none), whether the key
+    repeats a digit and make_batch's kind ("local": some of the key is in the segment where the
+    answer starts, "memory", "edge"). prompt_end "anywhere" ends prompts anywhere in a segment, so
+    some keys are local, as at lengths off the segment grid ("boundary": at a segment's end)."""
     rng = np.random.default_rng(seed)
-    right, offsets, first_wrong, repeats = [], [], [], []
+    right, offsets, first_wrong, repeats, kinds = [], [], [], [], []
+    on_boundary = 1.0 if prompt_end == "boundary" else 0.0
     parts = key_line_parts()
     spans = [parts[p] for p in no_write]
     for _ in range(0, streams, 16):
         # A dilution range of (1, 1 + tiny] marks the filler (weight above 1) without changing it.
-        tokens, weights, _, write = make_batch(rng, segments, 16, model.cfg.segment, True, 1.000001, True,
-                                               boundary=1.0, exact=1.0, fill_only=True,
-                                               split=1.0 if split_zone else 0.0)
+        tokens, weights, batch_kinds, write = make_batch(rng, segments, 16, model.cfg.segment, True, 1.000001, True,
+                                                         boundary=on_boundary, exact=on_boundary, fill_only=True,
+                                                         split=1.0 if split_zone else 0.0)
+        kinds += batch_kinds
         write = torch.where(write > 1.0, torch.full_like(write, dilution), torch.ones_like(write))
         firsts = [first_digit(row.tolist()) for row in tokens]
         for b, first in enumerate(firsts):
@@ -62,7 +67,7 @@ def accuracy(model, segments, dilution, streams, seed, split_zone=False, no_writ
             missed = wrong[b, answer].nonzero().flatten()
             first_wrong.append(int(missed[0]) if len(missed) else -1)
             repeats.append(len(set(tokens[b, first:first + 5].tolist())) < 5)
-    return tuple(np.array(a[:streams]) for a in (right, offsets, first_wrong, repeats))
+    return tuple(np.array(a[:streams]) for a in (right, offsets, first_wrong, repeats, kinds))
 
 
 def main():
@@ -77,6 +82,11 @@ def main():
                     help="also which answer token fails first, and keys with a repeated digit against the rest")
     ap.add_argument("--split-zone", action="store_true",
                     help="only keys whose first digit is in the last SPLIT_ZONE tokens of its segment")
+    ap.add_argument("--prompt-end", choices=("boundary", "anywhere"), default="boundary",
+                    help="where prompts end: at a segment's end (every answer from memory) or anywhere in one "
+                         "(some keys in the question's own segment: local copying)")
+    ap.add_argument("--by-kind", action="store_true",
+                    help="also accuracy per kind: key (partly) in the answer's segment, in memory, answer starts a segment")
     ap.add_argument("--no-write", default="", help="key line parts that write nothing, comma-separated: " +
                     ", ".join(KEY_LINE_PARTS))
     args = ap.parse_args()
@@ -88,8 +98,9 @@ def main():
     model = model_gguf.load(args.model, torch.float32).eval()
     for segments in (int(s) for s in args.segments.split(",")):
         for dilution in (float(d) for d in args.dilution.split(",")):
-            right, offsets, first_wrong, repeats = accuracy(model, segments, dilution, args.streams, args.seed,
-                                                            args.split_zone, no_write)
+            right, offsets, first_wrong, repeats, kinds = accuracy(model, segments, dilution, args.streams,
+                                                                   args.seed, args.split_zone, no_write,
+                                                                   args.prompt_end)
             line = f"segments {segments:>4}  dilution {dilution:>6g}  accuracy {right.mean():.3f} of {args.streams}"
             if args.by_key_offset:
                 eighth = model.cfg.segment // 8
@@ -103,6 +114,9 @@ def main():
                     f" {names[i]!r} {(first_wrong == i).sum()}" for i in range(7) if (first_wrong == i).any())
                 line += (f"  key repeats a digit {right[repeats].mean():.3f}/{repeats.sum()},"
                          f" five distinct {right[~repeats].mean():.3f}/{(~repeats).sum()}")
+            if args.by_kind:
+                line += "  by kind:" + "".join(f" {k} {right[kinds == k].mean():.2f}/{(kinds == k).sum()}"
+                                               for k in ("local", "memory", "edge") if (kinds == k).any())
             print(line, flush=True)
 
 

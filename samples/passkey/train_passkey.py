@@ -97,6 +97,19 @@ heads) and 2000 steps at 3e-4, 1e-4, 3e-5 (--seed 25, 1.75 s a step): 78.1% of t
 new misses elsewhere): no better for a slower model. Training on the cut placements has not moved
 them in any model since step 8.
 
+A longer segment again, not kept (2026-11-26; --init step 10's file, two runs side by side,
+OPENBLAS_NUM_THREADS=1): --segment 384 --seed 33 --stages "900:S:lr=3e-4,500:S:lr=1e-4,300:S:lr=3e-5"
+with S = 2-4:8:clip=1:dil=8192:anyend:boundary=0.8:exact=0.5:fillonly:split=0.3:zone=32 (42
+minutes, 1.45 s a step): 98.7% of 384 seed-6 streams at 11 segments (4224 tokens), every placement
+100% but the last eighth (89% of 45, step 10 75% of 40). Through the runtime (--trials 20) it was no
+better where it counts: 4K 100/100/90%, 32K 95/100/100%, 128K start 7 of 7 (stopped there). The
+4K misses were keys in the question's own segment (" 88799" for 88769, " 05611" for 05641): local
+copying, which accuracy_by_segments.py did not test, since its prompts all ended on a segment
+boundary; with --prompt-end anywhere (192 seed-6 streams, 11 segments; the wide file 16) it
+answered 96.4% against step 10's 93.8%: 4K-1M end on step 10's segment grid, not on this one's. The same stages at --segment 512 (2-3 segments a stream, --seed 31, 1.8 s a step): 97.4%
+of 384 seed-6 4096-token streams, the last eighth 80% of 35 and three misses at 320-447, where
+local attention had not yet relearned the new distances.
+
 Why the cut key lines fail (accuracy_by_segments.py --split-zone --no-write PARTS): the models
 write the key almost only from ". Remember it. ", whose tokens see the whole first copy locally;
 without those writes, placements at 40-47 fall from 100% to 38%. Where a boundary cuts that
@@ -111,8 +124,11 @@ split (no better on the cut placements after 4000 steps, 0.8 s a step). A longer
 cut placements rarer (25% of inputs at 64 tokens, 6% at 256): step 9.
 
 The base recipe grew while it ran (each stage was appended to a run resumed from its checkpoint);
-a fresh run of it repeats it step for step (checked: the first 3300 steps gave a bit-identical
-file).
+a fresh run of it repeated it step for step (checked: the first 3300 steps gave a bit-identical
+file). Since 2026-11-26 infini_llama.py computes a segment's attention 64 query rows at a time
+(5-10x faster at 512 tokens): the same values up to float rounding, so the recipes before that now
+repeat to rounding, not bit for bit. With --threads 1 set OPENBLAS_NUM_THREADS=1 too: OpenBLAS
+otherwise keeps a thread of its own busy on the second core (seen at 70% of it, mostly system time).
 """
 import argparse
 import copy
