@@ -106,9 +106,10 @@ better where it counts: 4K 100/100/90%, 32K 95/100/100%, 128K start 7 of 7 (stop
 4K misses were keys in the question's own segment (" 88799" for 88769, " 05611" for 05641): local
 copying, which accuracy_by_segments.py did not test, since its prompts all ended on a segment
 boundary; with --prompt-end anywhere (192 seed-6 streams, 11 segments; the wide file 16) it
-answered 96.4% against step 10's 93.8%: 4K-1M end on step 10's segment grid, not on this one's. The same stages at --segment 512 (2-3 segments a stream, --seed 31, 1.8 s a step): 97.4%
-of 384 seed-6 4096-token streams, the last eighth 80% of 35 and three misses at 320-447, where
-local attention had not yet relearned the new distances.
+answered 96.4% against step 10's 93.8%: 4K-1M end on step 10's segment grid, not on this one's.
+The same stages at --segment 512 (2-3 segments a stream, --seed 31, 1.8 s a step): 97.4% of 384
+seed-6 4096-token streams, the last eighth 80% of 35 and three misses at 320-447, where local
+attention had not yet relearned the new distances.
 
 Why the cut key lines fail (accuracy_by_segments.py --split-zone --no-write PARTS): the models
 write the key almost only from ". Remember it. ", whose tokens see the whole first copy locally;

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "samples", "passkey"))
 import model_gguf  # noqa: E402
 import passkey_task as task  # noqa: E402
 from accuracy_by_segments import accuracy  # noqa: E402
-from train_passkey import first_digit, make_batch  # noqa: E402
+from train_passkey import DIGIT_IDS, first_digit, make_batch  # noqa: E402
 
 STREAMS = 32
 
@@ -33,7 +33,7 @@ def kind_from_text(row, segment):
     """The stream's kind read from its tokens: where the question ends and the key's last digit is."""
     question = task.encode_continuation(task.QUESTION)
     end = next(i for i in range(len(row)) if row[i:i + len(question)] == question) + len(question)
-    last_digit = max(i for i in range(end) if task.VOCAB[row[i]].isdigit())
+    last_digit = max(i for i in range(end) if row[i] in DIGIT_IDS)
     if last_digit >= (end - 1) // segment * segment:
         return "local"
     return "edge" if end % segment == 0 else "memory"
@@ -46,8 +46,9 @@ def check_kinds(model):
     for b0 in range(0, STREAMS, 16):
         tokens, _, _, _ = make_batch(rng, 4, 16, seg, True, 1.000001, True, fill_only=True)
         for i, row in enumerate(tokens.tolist()):
-            if kinds[b0 + i] != kind_from_text(row, seg):
-                fail(f"stream {b0 + i}: kind {kinds[b0 + i]}, its text says {kind_from_text(row, seg)}")
+            said = kind_from_text(row, seg)
+            if kinds[b0 + i] != said:
+                fail(f"stream {b0 + i}: kind {kinds[b0 + i]}, its text says {said}")
     if not {"local", "memory"} <= set(kinds):
         fail(f"prompts ending anywhere gave only kinds {sorted(set(kinds))}")
 
