@@ -1,6 +1,7 @@
 // infini passkey: the passkey retrieval test of the Infini-attention paper (its Table 3). For each
 // length and depth, K inputs hide a random 5-digit key in filler text and end with a question;
-// each is streamed through a fresh session and the model's greedy answer is compared with the key.
+// each is streamed through a fresh session (or resumed from a state saved in the prefix it shares
+// with the input before it: PrefixCheckpoints) and the model's greedy answer is compared with the key.
 // Prints accuracy per depth as a table, or one JSON object per (length, depth) with --json.
 #include <algorithm>
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "model/spm_tokenizer.hpp"
 #include "model_options.hpp"
 #include "passkey_text.hpp"
+#include "prefix_checkpoints.hpp"
 #include "util/printable.hpp"
 #include "vk/device.hpp"
 
@@ -31,6 +33,7 @@ struct PasskeyArgs {
   int answer_tokens = 8;
   bool json = false;
   bool quiet = false;
+  bool reuse_prefix = true;  // resume each input from a state saved in an earlier one's shared prefix
   std::string dump_inputs;  // JSON lines: each trial's depth, key, input tokens and answer
 };
 
@@ -95,7 +98,8 @@ struct Trial {
   std::string key, answer;
   std::vector<int32_t> input, answer_tokens;
   int64_t key_token;  // where the key's first digit is: its offset in a segment matters most
-  double prefill_s;
+  int64_t resumed_at;  // tokens not streamed again: restored from an earlier input's state
+  double prefill_s;    // streaming the rest
 };
 
 // Index of the first token that stands for a digit: the key's first digit (nothing else in a
@@ -109,19 +113,21 @@ int64_t first_digit_token(const model::SpmTokenizer& tokenizer, const std::vecto
 }
 
 Trial run_trial(model::LlamaRunner& runner, const model::SpmTokenizer& tokenizer, int64_t length, double depth,
-                const std::string& key, const PasskeyArgs& args) {
+                const std::string& key, const PasskeyArgs& args, PrefixCheckpoints& checkpoints) {
   const std::string text = passkey_text(passkey_filler_for_tokens(length), depth, key);
   const std::vector<int32_t> ids = tokenizer.encode(text, tokenizer.add_bos());
   const int64_t segment = runner.options().infini.segment;
-  runner.reset();
   const auto t0 = std::chrono::steady_clock::now();
+  const int64_t resumed_at = args.reuse_prefix ? checkpoints.resume(runner, ids) : (runner.reset(), 0);
   std::vector<float> logits;
-  for (size_t done = 0; done < ids.size();) {
+  for (size_t done = size_t(resumed_at); done < ids.size();) {
     const size_t piece = next_feed(runner, ids.size() - done);
     logits = runner.forward(std::span<const int32_t>(ids).subspan(done, piece), false);
     done += piece;
+    if (args.reuse_prefix) checkpoints.after_piece(runner);
     if (!args.quiet && ids.size() > 65536 && (runner.tokens_seen() / segment) % 64 == 0)
-      std::fprintf(stderr, "\r  %zu/%zu tokens, %.0f tokens/s ", done, ids.size(), double(done) / seconds_since(t0));
+      std::fprintf(stderr, "\r  %zu/%zu tokens, %.0f tokens/s ", done, ids.size(),
+                   double(done - size_t(resumed_at)) / seconds_since(t0));
   }
   const double prefill_s = seconds_since(t0);
   if (!args.quiet && ids.size() > 65536) std::fprintf(stderr, "\r%60s\r", "");
@@ -132,7 +138,8 @@ Trial run_trial(model::LlamaRunner& runner, const model::SpmTokenizer& tokenizer
     answer.push_back(next);
     logits = runner.forward(std::span<const int32_t>(&next, 1), false);
   }
-  return {depth, key, tokenizer.decode(answer, false), ids, answer, first_digit_token(tokenizer, ids), prefill_s};
+  return {depth, key, tokenizer.decode(answer, false), ids, answer, first_digit_token(tokenizer, ids), resumed_at,
+          prefill_s};
 }
 
 int run_passkey(const PasskeyArgs& args) {
@@ -162,6 +169,8 @@ int run_passkey(const PasskeyArgs& args) {
     uint64_t peak;
   };
   std::vector<Row> rows;
+  // 32 states of at most 256 MiB: the passkey model's take a few hundred KiB each.
+  PrefixCheckpoints checkpoints(32, uint64_t(256) << 20);
   for (const int64_t length : lengths) {
     if (passkey_filler_for_tokens(length) == 0)
       throw Error("--length " + std::to_string(length) + " is shorter than the question and key alone (" +
@@ -172,20 +181,23 @@ int run_passkey(const PasskeyArgs& args) {
     for (size_t d = 0; d < depths.size(); ++d) {
       vk::reset_peaks(m.context->vulkan_devices());
       int correct = 0;
-      int64_t tokens = 0;
+      int64_t tokens = 0, reused = 0;
       double seconds = 0;
       for (int t = 0; t < args.trials; ++t) {
         uint64_t state = args.seed ^ (uint64_t(length) * 0x100000001b3ull) ^ (uint64_t(d) << 48) ^ uint64_t(t);
         char key[8];
         std::snprintf(key, sizeof key, "%05u", unsigned(splitmix64(state) % 100000));
         const double u = double(splitmix64(state) >> 11) * 0x1.0p-53;
-        const Trial r = run_trial(runner, tokenizer, length, depths[d].lo + u * (depths[d].hi - depths[d].lo), key, args);
+        const double depth = depths[d].lo + u * (depths[d].hi - depths[d].lo);
+        const Trial r = run_trial(runner, tokenizer, length, depth, key, args, checkpoints);
         const bool ok = first_digit_run(r.answer) == r.key;
         correct += ok;
-        tokens += int64_t(r.input.size());
+        tokens += int64_t(r.input.size()) - r.resumed_at;
+        reused += r.resumed_at;
         if (dump.is_open()) {
           dump << nlohmann::json{{"length", length}, {"depth", r.depth}, {"key", r.key}, {"answer", r.answer},
                                  {"answer_tokens", r.answer_tokens}, {"key_token", r.key_token},
+                                 {"resumed_at", r.resumed_at},
                                  {"tokens", r.input}}.dump()
                << "\n";
           if (!dump) throw Error(args.dump_inputs + ": write failed");
@@ -195,10 +207,12 @@ int run_passkey(const PasskeyArgs& args) {
         // cuts, are the ones the demo model misses.
         std::fprintf(trials_out,
                      "  %lld tokens, depth %.3f (%s): key %s at token %lld (%lld of its segment), answer '%s' %s, "
-                     "%.0f tokens/s\n",
+                     "%.0f tokens/s%s\n",
                      static_cast<long long>(r.input.size()), r.depth, depths[d].name.c_str(), r.key.c_str(),
                      static_cast<long long>(r.key_token), static_cast<long long>(r.key_token % o.segment),
-                     printable(r.answer, false, 64).c_str(), ok ? "ok" : "WRONG", double(r.input.size()) / r.prefill_s);
+                     printable(r.answer, false, 64).c_str(), ok ? "ok" : "WRONG",
+                     double(int64_t(r.input.size()) - r.resumed_at) / r.prefill_s,
+                     r.resumed_at ? (" after resuming at token " + std::to_string(r.resumed_at)).c_str() : "");
         std::fflush(trials_out);
       }
       const double accuracy = double(correct) / args.trials;
@@ -213,6 +227,7 @@ int run_passkey(const PasskeyArgs& args) {
                                   {"trials", args.trials},
                                   {"accuracy", accuracy},
                                   {"tokens_per_s", double(tokens) / seconds},
+                                  {"tokens_reused", reused},
                                   {"peak_device_bytes", peak},
                                   {"device", device.caps().name},
                                   {"devices", m.context->vulkan_devices().size()},
@@ -259,6 +274,9 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_flag("--json", args->json, "One JSON object per length and depth on stdout; trials on stderr");
       app.add_flag("--quiet", args->quiet, "No progress on stderr");
+      app.add_flag("!--no-reuse-prefix", args->reuse_prefix,
+                   "Stream every input from its first token (by default an input resumes from a state saved "
+                   "in the prefix it shares with the one before: the same answers, bit for bit)");
       app.add_option("--dump-inputs", args->dump_inputs,
                      "Write each trial as a JSON line (length, depth, key, answer, input tokens) to this file");
       return [args] { return run_passkey(*args); };

@@ -1,0 +1,43 @@
+#pragma once
+// Stream states saved at segment boundaries of the last input streamed, so that the next input
+// that shares a prefix with it resumes from the latest state inside that prefix instead of from
+// token 0. The passkey inputs of one length are the same tokens up to the key line, so most of
+// each input need not be streamed again. Restoring at a segment boundary is exact (see
+// infini/session.hpp): the logits are bit-identical to streaming the input from the start.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/llama_runner.hpp"
+#include "stream/session_state.hpp"
+
+namespace infini::cli {
+
+class PrefixCheckpoints {
+ public:
+  // At most `max_states` states (spread evenly over an input) and `max_bytes` of host memory.
+  PrefixCheckpoints(int64_t max_states, uint64_t max_bytes) : max_states_(max_states), max_bytes_(max_bytes) {}
+
+  // Puts the runner at the latest saved state whose tokens begin `ids` (always leaving at least
+  // one token to feed, so the caller gets logits), or resets it. Forgets the states that do not
+  // belong to `ids`. Returns the tokens already streamed, runner.tokens_seen().
+  int64_t resume(model::LlamaRunner& runner, std::span<const int32_t> ids);
+  // Call after every piece of `ids` fed (pieces ending on segment boundaries save a state).
+  void after_piece(const model::LlamaRunner& runner);
+
+ private:
+  struct Saved {
+    int64_t tokens;
+    stream::SessionState state;
+    uint64_t bytes;
+  };
+  int64_t max_states_;
+  uint64_t max_bytes_;
+  int64_t every_ = 0;  // tokens between saved states, a multiple of the segment
+  uint64_t bytes_ = 0;        // held by saved_
+  uint64_t state_bytes_ = 0;  // one state's size, once one was saved
+  std::vector<int32_t> ids_;  // the input the saved states belong to
+  std::vector<Saved> saved_;  // by token count, ascending
+};
+
+}  // namespace infini::cli
