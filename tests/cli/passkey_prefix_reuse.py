@@ -6,7 +6,8 @@ before it (the intro and the filler up to the key line). Checks, on the shipped 
    a segment boundary is exact), and so is every cell's accuracy;
 2. each input resumes exactly where it should: at the last segment boundary inside the prefix it
    shares with the input before it, leaving at least one token to stream (0 for the first input,
-   and always 0 with --no-reuse-prefix); the JSON's tokens_reused is their sum per cell.
+   and always 0 with --no-reuse-prefix); the JSON's tokens_reused is their sum per cell;
+3. another --seed draws other keys (seed 1 once only swapped seed 0's trials in pairs).
 
 usage: passkey_prefix_reuse.py INFINI_BINARY MODEL.gguf WORK_DIR
 """
@@ -69,6 +70,9 @@ def main():
         check(c["tokens_reused"] == sum(t["resumed_at"] for t in mine),
               f"tokens_reused {c['tokens_reused']} at {c['length']} {c['depth']}, the trials say "
               f"{sum(t['resumed_at'] for t in mine)}")
+    _, seeded = passkey(infini, model, os.path.join(work, "seed1.jsonl"), "--seed", "1")
+    keys, other_keys = sorted(t["key"] for t in trials), sorted(t["key"] for t in seeded)
+    check(len(set(keys) & set(other_keys)) < len(keys) // 2, f"--seed 1 draws the keys of seed 0: {other_keys}")
     print(f"{len(trials)} trials, {sum(t['resumed_at'] for t in trials)} of "
           f"{sum(len(t['tokens']) for t in trials)} tokens resumed, the same answers")
     finish("passkey-prefix-reuse")
