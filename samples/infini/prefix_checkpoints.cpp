@@ -21,14 +21,8 @@ int64_t PrefixCheckpoints::resume(model::LlamaRunner& runner, std::span<const in
   // Keep the states inside the shared prefix that leave a token to feed; a new spacing (another
   // length) starts over, so that the states stay evenly spread.
   const int64_t usable = std::min<int64_t>(int64_t(common), int64_t(ids.size()) - 1);
-  if (every != every_) {
-    saved_.clear();
-    bytes_ = 0;
-  }
-  while (!saved_.empty() && saved_.back().tokens > usable) {
-    bytes_ -= saved_.back().bytes;
-    saved_.pop_back();
-  }
+  if (every != every_) saved_.clear();
+  while (!saved_.empty() && saved_.back().tokens > usable) saved_.pop_back();
   every_ = every;
   ids_.assign(ids.begin(), ids.end());
   if (saved_.empty()) {
@@ -42,17 +36,14 @@ int64_t PrefixCheckpoints::resume(model::LlamaRunner& runner, std::span<const in
 void PrefixCheckpoints::after_piece(const model::LlamaRunner& runner) {
   const int64_t t = runner.tokens_seen();
   const int64_t last = saved_.empty() ? 0 : saved_.back().tokens;
-  if (every_ <= 0 || t % runner.options().infini.segment != 0 || t - last < every_ || t >= int64_t(ids_.size()))
-    return;
+  if (t % runner.options().infini.segment != 0 || t - last < every_ || t >= int64_t(ids_.size())) return;
   // States at boundaries are all the same size: once one is known, skip a save that cannot fit
   // (a large model keeps fewer states and resumes from earlier ones).
-  if (bytes_ + state_bytes_ > max_bytes_) return;
+  if ((saved_.size() + 1) * state_bytes_ > max_bytes_) return;
   stream::SessionState state = runner.save_state();
-  const uint64_t bytes = state_bytes(state);
-  state_bytes_ = bytes;
-  if (bytes_ + bytes > max_bytes_) return;
-  bytes_ += bytes;
-  saved_.push_back({t, std::move(state), bytes});
+  state_bytes_ = state_bytes(state);
+  if ((saved_.size() + 1) * state_bytes_ > max_bytes_) return;
+  saved_.push_back({t, std::move(state)});
 }
 
 }  // namespace infini::cli

@@ -29,13 +29,11 @@ class PrefixCheckpoints {
   struct Saved {
     int64_t tokens;
     stream::SessionState state;
-    uint64_t bytes;
   };
   int64_t max_states_;
   uint64_t max_bytes_;
   int64_t every_ = 0;  // tokens between saved states, a multiple of the segment
-  uint64_t bytes_ = 0;        // held by saved_
-  uint64_t state_bytes_ = 0;  // one state's size, once one was saved
+  uint64_t state_bytes_ = 0;  // one state's size (all are alike), once one was saved
   std::vector<int32_t> ids_;  // the input the saved states belong to
   std::vector<Saved> saved_;  // by token count, ascending
 };
