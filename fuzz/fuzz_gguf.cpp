@@ -23,7 +23,7 @@ void check_message(std::string_view message) {
 
 void check_tensor(const infini::model::GgufFile& f, const infini::model::TensorView& t) {
   const auto file = f.bytes();
-  if (t.data.size() != static_cast<std::size_t>(t.elements()) * (t.type == infini::model::TensorType::F16 ? 2 : 4))
+  if (t.data.size() != infini::element_bytes(t.type, uint64_t(t.elements())))
     __builtin_trap();
   if (!t.data.empty() && (t.data.data() < file.data() || t.data.data() + t.data.size() > file.data() + file.size()))
     __builtin_trap();

@@ -6,15 +6,15 @@
 #include <string_view>
 
 #include "infini/error.hpp"
-#include "io/npy.hpp"
+#include "infini/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   constexpr std::string_view kName = "fuzz.npy";
   try {
-    const infini::io::NpyArray a = infini::io::parse_npy({data, size}, kName);
+    const infini::NpyArray a = infini::parse_npy({data, size}, kName);
     const auto n = static_cast<std::size_t>(a.elements());
-    if (a.shape.size() > infini::io::kNpyMaxRank) __builtin_trap();
-    if (a.bytes.size() != n * infini::dtype_bytes(a.dtype)) __builtin_trap();
+    if (a.shape.size() > infini::kNpyMaxRank) __builtin_trap();
+    if (a.bytes.size() != infini::element_bytes(a.dtype, n)) __builtin_trap();
     if (a.to_floats().size() != n) __builtin_trap();
   } catch (const infini::Error& e) {
     const std::string_view message = e.what();

@@ -6,7 +6,7 @@
 #include "gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/infini_attention_layer.hpp"
-#include "ops/infini_attention_reference.hpp"
+#include "reference/infini_attention_reference.hpp"
 #include "vk/transfer.hpp"
 
 namespace infini::test {
@@ -21,7 +21,7 @@ StreamInputs random_stream(const AttentionShape& shape, int64_t tokens, uint32_t
   return in;
 }
 
-StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& options, DType input, int64_t chunk,
+StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& options, ElementType input, int64_t chunk,
                               ops::AttentionKernel kernel) {
   vk::Device& dev = device();
   const AttentionShape& s = in.shape;
@@ -70,7 +70,7 @@ StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& optio
   return result;
 }
 
-ReferenceResult run_reference_layer(const StreamInputs& in, const InfiniOptions& options, DType input) {
+ReferenceResult run_reference_layer(const StreamInputs& in, const InfiniOptions& options, ElementType input) {
   const auto freqs = rope::rope_frequencies(options.rope, in.shape.head_dim, options.segment);
   const auto q = ops::as_stored(in.q, input), k = ops::as_stored(in.k, input), v = ops::as_stored(in.v, input);
   const std::vector<double> beta(in.beta.begin(), in.beta.end());

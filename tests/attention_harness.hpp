@@ -6,7 +6,7 @@
 
 #include "infini/attention_options.hpp"
 #include "ops/infini_attention_layer.hpp"
-#include "util/dtype.hpp"
+#include "infini/element_type.hpp"
 
 namespace infini::test {
 
@@ -26,12 +26,12 @@ struct StreamResult {
 };
 
 // Feeds the stream to the device layer in pieces of at most `chunk` tokens (0: whole segments).
-StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& options, DType input, int64_t chunk = 0,
+StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& options, ElementType input, int64_t chunk = 0,
                               ops::AttentionKernel kernel = ops::AttentionKernel::Auto);
 
 struct ReferenceResult {
   std::vector<double> out, memory, norm;
 };
-ReferenceResult run_reference_layer(const StreamInputs& in, const InfiniOptions& options, DType input);
+ReferenceResult run_reference_layer(const StreamInputs& in, const InfiniOptions& options, ElementType input);
 
 }  // namespace infini::test

@@ -3,7 +3,7 @@
 #include "gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matmul.hpp"
-#include "ops/matmul_reference.hpp"
+#include "reference/matmul_reference.hpp"
 #include "util/nmse.hpp"
 #include "vk/transfer.hpp"
 
@@ -23,10 +23,10 @@ std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), 
 TEST_CASE_METHOD(GpuTest, "independent dispatches get no barrier between them", "[gpu][stream]") {
   vk::Device& dev = device();
   const auto a = random_floats(kN * kN, 1), b = random_floats(kN * kN, 2);
-  vk::Buffer da = ops::upload_tensor(dev, a, DType::F32, "A"), db = ops::upload_tensor(dev, b, DType::F32, "B");
+  vk::Buffer da = ops::upload_tensor(dev, a, ElementType::F32, "A"), db = ops::upload_tensor(dev, b, ElementType::F32, "B");
   std::vector<vk::Buffer> outs;
   for (int i = 0; i < 4; ++i) outs.emplace_back(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C");
-  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  ops::Matmul matmul(dev, ElementType::F32, ElementType::F32);
   vk::CommandStream stream(dev);
   stream.begin();
   for (const auto& c : outs) matmul.record(stream, square(da, db, c));  // read A, B; write distinct C
@@ -44,9 +44,9 @@ TEST_CASE_METHOD(GpuTest, "independent dispatches get no barrier between them", 
 TEST_CASE_METHOD(GpuTest, "dependent dispatches are ordered by one barrier each", "[gpu][stream]") {
   vk::Device& dev = device();
   const auto a = random_floats(kN * kN, 3), b = random_floats(kN * kN, 4);
-  vk::Buffer da = ops::upload_tensor(dev, a, DType::F32, "A"), db = ops::upload_tensor(dev, b, DType::F32, "B");
+  vk::Buffer da = ops::upload_tensor(dev, a, ElementType::F32, "A"), db = ops::upload_tensor(dev, b, ElementType::F32, "B");
   vk::Buffer c1(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C1"), c2(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C2");
-  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  ops::Matmul matmul(dev, ElementType::F32, ElementType::F32);
   vk::CommandStream stream(dev);
   stream.begin();
   matmul.record(stream, square(da, db, c1));  // C1 = A B^T
@@ -65,10 +65,10 @@ TEST_CASE_METHOD(GpuTest, "dependent dispatches are ordered by one barrier each"
 TEST_CASE_METHOD(GpuTest, "copies and fills are ordered against dispatches", "[gpu][stream]") {
   vk::Device& dev = device();
   const auto a = random_floats(kN * kN, 5), b = random_floats(kN * kN, 6);
-  vk::Buffer da = ops::upload_tensor(dev, a, DType::F32, "A"), db = ops::upload_tensor(dev, b, DType::F32, "B");
+  vk::Buffer da = ops::upload_tensor(dev, a, ElementType::F32, "A"), db = ops::upload_tensor(dev, b, ElementType::F32, "B");
   vk::Buffer copy_of_a(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "A'");
   vk::Buffer c(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C");
-  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  ops::Matmul matmul(dev, ElementType::F32, ElementType::F32);
   vk::CommandStream stream(dev);
   stream.begin();
   stream.copy(whole(da), whole(copy_of_a));
@@ -87,9 +87,9 @@ TEST_CASE_METHOD(GpuTest, "a recorded stream replays on new input", "[gpu][strea
   vk::Device& dev = device();
   auto a = random_floats(kN * kN, 7);
   const auto b = random_floats(kN * kN, 8);
-  vk::Buffer da = ops::upload_tensor(dev, a, DType::F32, "A"), db = ops::upload_tensor(dev, b, DType::F32, "B");
+  vk::Buffer da = ops::upload_tensor(dev, a, ElementType::F32, "A"), db = ops::upload_tensor(dev, b, ElementType::F32, "B");
   vk::Buffer c(dev, kN * kN * 4, vk::MemoryUse::DeviceLocal, "C");
-  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  ops::Matmul matmul(dev, ElementType::F32, ElementType::F32);
   vk::CommandStream stream(dev, 4);
   stream.begin();
   stream.timestamp("start");
@@ -118,7 +118,7 @@ TEST_CASE_METHOD(GpuTest, "a recorded stream replays on new input", "[gpu][strea
 TEST_CASE_METHOD(GpuTest, "dispatches that break a device limit are refused", "[gpu][stream]") {
   vk::Device& dev = device();
   vk::Buffer a(dev, 256, vk::MemoryUse::DeviceLocal, "A");
-  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  ops::Matmul matmul(dev, ElementType::F32, ElementType::F32);
   vk::CommandStream stream(dev);
   stream.begin();
   // A range that starts beyond the buffer.

@@ -36,7 +36,7 @@ TEST_CASE("InfiniAttention streams in pieces of any size and matches the referen
   const auto whole = feed(layer, in, in.tokens);
   layer.finish();
   const auto memory = layer.memory();
-  const ReferenceResult want = run_reference_layer(in, o, DType::F32);
+  const ReferenceResult want = run_reference_layer(in, o, ElementType::F32);
   CHECK(nmse(std::span<const float>(whole), std::span<const double>(want.out)) <= 1e-6);
   CHECK(nmse(std::span<const float>(memory), std::span<const double>(want.memory)) <= 1e-6);
   CHECK(layer.segments_written() == 5);
@@ -61,7 +61,7 @@ TEST_CASE("InfiniAttention takes f16 inputs", "[gpu][api]") {
     return h;
   };
   const auto got = layer.process(halves(in.q), halves(in.k), halves(in.v), in.tokens);
-  const ReferenceResult want = run_reference_layer(in, o, DType::F16);
+  const ReferenceResult want = run_reference_layer(in, o, ElementType::F16);
   CHECK(nmse(std::span<const float>(got), std::span<const double>(want.out)) <= 1e-4);
   CHECK_THROWS_WITH(layer.process(in.q, in.k, in.v, in.tokens), Catch::Contains("takes f16 inputs"));
 }

@@ -10,7 +10,7 @@
 namespace infini::test {
 namespace {
 
-double tolerance(DType t) { return t == DType::F16 ? 1e-4 : 1e-6; }
+double tolerance(ElementType t) { return t == ElementType::F16 ? 1e-4 : 1e-6; }
 
 template <typename A, typename B>
 double err(const std::vector<A>& got, const std::vector<B>& want) {
@@ -23,7 +23,7 @@ const char* kernel_name(AttentionKernel k) {
   return k == AttentionKernel::Rows ? "rows" : k == AttentionKernel::Tiled ? "tiled" : "auto";
 }
 
-void check_against_reference(const StreamInputs& in, const InfiniOptions& o, DType t, int64_t chunk = 0,
+void check_against_reference(const StreamInputs& in, const InfiniOptions& o, ElementType t, int64_t chunk = 0,
                              AttentionKernel kernel = AttentionKernel::Auto) {
   const StreamResult got = run_device_layer(in, o, t, chunk, kernel);
   const ReferenceResult want = run_reference_layer(in, o, t);
@@ -43,21 +43,21 @@ InfiniOptions options_with(int64_t segment) {
 }
 
 TEST_CASE_METHOD(GpuTest, "layer matches the reference for odd segment and stream lengths", "[gpu][layer]") {
-  const DType t = GENERATE(DType::F32, DType::F16);
+  const ElementType t = GENERATE(ElementType::F32, ElementType::F16);
   const int64_t n = GENERATE(1, 17, 64);
   const AttentionKernel kernel = GENERATE(AttentionKernel::Tiled, AttentionKernel::Rows);
   const AttentionShape shape{4, 2, 64, 64};
   for (int64_t tokens : {int64_t(1), n - 1, n + 1, 3 * n + 7}) {
     if (tokens < 1) continue;
-    INFO("N " << n << " T " << tokens << " " << dtype_name(t) << " " << kernel_name(kernel));
+    INFO("N " << n << " T " << tokens << " " << element_name(t) << " " << kernel_name(kernel));
     check_against_reference(random_stream(shape, tokens, uint32_t(n * 131 + tokens)), options_with(n), t, 0, kernel);
   }
 }
 
 TEST_CASE_METHOD(GpuTest, "layer matches the reference with a long segment", "[gpu][layer]") {
-  const DType t = GENERATE(DType::F32, DType::F16);
+  const ElementType t = GENERATE(ElementType::F32, ElementType::F16);
   const AttentionKernel kernel = GENERATE(AttentionKernel::Tiled, AttentionKernel::Rows);
-  INFO(dtype_name(t) << " " << kernel_name(kernel));
+  INFO(element_name(t) << " " << kernel_name(kernel));
   check_against_reference(random_stream({2, 1, 64, 64}, 3 * 512 + 7, 5), options_with(512), t, 0, kernel);
 }
 
@@ -67,22 +67,22 @@ TEST_CASE_METHOD(GpuTest, "layer matches the reference for every GQA ratio and h
   const AttentionKernel kernel = GENERATE(AttentionKernel::Tiled, AttentionKernel::Rows);
   INFO("Hkv " << heads_kv << " D " << head_dim << " " << kernel_name(kernel));
   const AttentionShape shape{8, heads_kv, head_dim, head_dim};
-  check_against_reference(random_stream(shape, 45, uint32_t(heads_kv * 1000 + head_dim)), options_with(20), DType::F32,
+  check_against_reference(random_stream(shape, 45, uint32_t(heads_kv * 1000 + head_dim)), options_with(20), ElementType::F32,
                           0, kernel);
 }
 
 TEST_CASE_METHOD(GpuTest, "the rows kernel needs head dims that are multiples of 4; auto falls back", "[gpu][layer]") {
   const AttentionShape odd{4, 2, 30, 18};
   const std::vector<float> beta(4, 0.0f);
-  CHECK_THROWS_WITH(ops::InfiniAttentionLayer(device(), odd, options_with(8), DType::F32, beta, AttentionKernel::Rows),
+  CHECK_THROWS_WITH(ops::InfiniAttentionLayer(device(), odd, options_with(8), ElementType::F32, beta, AttentionKernel::Rows),
                     Catch::Contains("multiples of 4"));
-  ops::InfiniAttentionLayer fallback(device(), odd, options_with(8), DType::F32, beta);
+  ops::InfiniAttentionLayer fallback(device(), odd, options_with(8), ElementType::F32, beta);
   CHECK(fallback.attention_kernel() == AttentionKernel::Tiled);
-  check_against_reference(random_stream(odd, 21, 9), options_with(8), DType::F16);
+  check_against_reference(random_stream(odd, 21, 9), options_with(8), ElementType::F16);
 }
 
 TEST_CASE_METHOD(GpuTest, "layer matches the reference for a value dim that differs from the head dim", "[gpu][layer]") {
-  check_against_reference(random_stream({4, 2, 96, 40}, 50, 77), options_with(16), DType::F16);
+  check_against_reference(random_stream({4, 2, 96, 40}, 50, 77), options_with(16), ElementType::F16);
 }
 
 TEST_CASE_METHOD(GpuTest, "layer matches the reference for every convention", "[gpu][layer]") {
@@ -96,7 +96,7 @@ TEST_CASE_METHOD(GpuTest, "layer matches the reference for every convention", "[
   o.gate_sign = gate;
   o.memory = memory;
   INFO("update " << int(update) << " first " << int(first) << " gate " << int(gate) << " memory " << memory);
-  check_against_reference(random_stream({4, 2, 64, 64}, 53, 11), o, DType::F32);
+  check_against_reference(random_stream({4, 2, 64, 64}, 53, 11), o, ElementType::F32);
 }
 
 TEST_CASE_METHOD(GpuTest, "layer matches the reference for every RoPE variant and layout", "[gpu][layer][rope]") {
@@ -113,15 +113,15 @@ TEST_CASE_METHOD(GpuTest, "layer matches the reference for every RoPE variant an
   o.rope.original_max_position_embeddings = 16;  // below the segment, so dynamic scales
   o.rope.base = 500000;
   INFO("rope " << rope::rope_type_name(type) << " " << rope::rope_layout_name(layout) << " rotary " << rotary_dim);
-  check_against_reference(random_stream({4, 2, 64, 64}, 90, 21), o, DType::F32);
+  check_against_reference(random_stream({4, 2, 64, 64}, 90, 21), o, ElementType::F32);
 }
 
 TEST_CASE_METHOD(GpuTest, "a stream gives the same output in one call, per segment and per token", "[gpu][layer]") {
   const StreamInputs in = random_stream({4, 1, 64, 64}, 41, 31);
   const InfiniOptions o = options_with(12);
-  const StreamResult whole = run_device_layer(in, o, DType::F32, 0);
-  const StreamResult pieces = run_device_layer(in, o, DType::F32, 5);
-  const StreamResult tokens = run_device_layer(in, o, DType::F32, 1);
+  const StreamResult whole = run_device_layer(in, o, ElementType::F32, 0);
+  const StreamResult pieces = run_device_layer(in, o, ElementType::F32, 5);
+  const StreamResult tokens = run_device_layer(in, o, ElementType::F32, 1);
   CHECK(err(pieces.out, whole.out) <= 1e-12);
   CHECK(err(tokens.out, whole.out) <= 1e-12);
   CHECK(err(tokens.memory, whole.memory) <= 1e-12);
@@ -134,9 +134,9 @@ TEST_CASE_METHOD(GpuTest, "device memory does not grow with the stream", "[gpu][
   const StreamInputs seg = random_stream(shape, 16, 51);
   dev.reset_peak();
   const uint64_t before = dev.allocated_bytes();
-  ops::InfiniAttentionLayer layer(dev, shape, o, DType::F32, seg.beta);
-  vk::Buffer q = ops::upload_tensor(dev, seg.q, DType::F32, "Q"), k = ops::upload_tensor(dev, seg.k, DType::F32, "K"),
-             v = ops::upload_tensor(dev, seg.v, DType::F32, "V");
+  ops::InfiniAttentionLayer layer(dev, shape, o, ElementType::F32, seg.beta);
+  vk::Buffer q = ops::upload_tensor(dev, seg.q, ElementType::F32, "Q"), k = ops::upload_tensor(dev, seg.k, ElementType::F32, "K"),
+             v = ops::upload_tensor(dev, seg.v, ElementType::F32, "V");
   vk::Buffer out(dev, 16 * 2 * 64 * 4, vk::MemoryUse::DeviceLocal, "out");
   vk::CommandStream stream(dev);
   uint64_t peak_after_two = 0;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "infini/error.hpp"
-#include "ops/infini_attention_reference.hpp"
+#include "reference/infini_attention_reference.hpp"
 
 namespace ref = infini::reference;
 using infini::AttentionShape;

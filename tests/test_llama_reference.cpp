@@ -1,5 +1,5 @@
 // The float64 Llama forward pass with Infini-attention (LlamaReference) against an independently
-// written plain Llama (plain_llama_logits), and the stream invariants of DESIGN.md section 1 at
+// written plain Llama (plain_llama_logits), and the stream invariants of docs/design.md §1.6 at
 // model level: prefill == decode == any chunking, first-segment conventions, reset, bad input.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "infini/error.hpp"
-#include "model/llama_reference.hpp"
-#include "model/plain_llama.hpp"
+#include "reference/llama_reference.hpp"
+#include "reference/plain_llama.hpp"
 #include "tiny_llama.hpp"
 #include "util/nmse.hpp"
 
@@ -18,7 +18,7 @@ using infini::InfiniOptions;
 using infini::UpdateRule;
 using infini::model::LlamaReference;
 using infini::model::plain_llama_logits;
-using infini::model::TensorType;
+using infini::ElementType;
 using infini::rope::RopeLayout;
 using infini::testing::TinyLlama;
 using infini::testing::TinyLlamaSpec;
@@ -54,13 +54,13 @@ std::vector<TinyLlamaSpec> model_specs() {
   TinyLlamaSpec mha;
   mha.heads_kv = 4;
   mha.layers = 3;
-  mha.type = TensorType::F16;
+  mha.type = ElementType::F16;
   mha.tied = true;
   mha.layout = RopeLayout::Neox;
   mha.seed = 2;
   specs.push_back(mha);
   TinyLlamaSpec partial;  // half the head rotated
-  partial.type = TensorType::F16;
+  partial.type = ElementType::F16;
   partial.rotary_dim = 4;
   partial.seed = 3;
   specs.push_back(partial);
@@ -110,14 +110,14 @@ TEST_CASE("llama reference: RMSNorm and SwiGLU by hand on a one-layer model", "[
   auto& l = w.layers[0];
   // W_O = 0 removes attention from the residual stream; the rest is small enough to do by hand.
   // f16 and f32 tensors mixed on purpose: each view is widened by its own type.
-  w.token_embd = m.tensor("token_embd.weight", {2, 3}, {3, 4, 1, -2, 0.5, 0}, TensorType::F16);
-  l.wo = m.tensor("blk.0.attn_output.weight", {2, 2}, {0, 0, 0, 0}, TensorType::F32);
-  l.ffn_norm = m.tensor("blk.0.ffn_norm.weight", {2}, {1, 2}, TensorType::F32);
-  l.ffn_gate = m.tensor("blk.0.ffn_gate.weight", {2, 2}, {1, 0, 0, 1}, TensorType::F16);  // identity
-  l.ffn_up = m.tensor("blk.0.ffn_up.weight", {2, 2}, {2, 0, 0, 1}, TensorType::F16);      // diag(2, 1)
-  l.ffn_down = m.tensor("blk.0.ffn_down.weight", {2, 2}, {0, 1, 1, 0}, TensorType::F32);  // swap
-  w.output_norm = m.tensor("output_norm.weight", {2}, {1, 0.5}, TensorType::F32);
-  w.output = m.tensor("output.weight", {2, 3}, {1, 0, 0, 1, 1, 1}, TensorType::F32);  // rows e0, e1, e0+e1
+  w.token_embd = m.tensor("token_embd.weight", {2, 3}, {3, 4, 1, -2, 0.5, 0}, ElementType::F16);
+  l.wo = m.tensor("blk.0.attn_output.weight", {2, 2}, {0, 0, 0, 0}, ElementType::F32);
+  l.ffn_norm = m.tensor("blk.0.ffn_norm.weight", {2}, {1, 2}, ElementType::F32);
+  l.ffn_gate = m.tensor("blk.0.ffn_gate.weight", {2, 2}, {1, 0, 0, 1}, ElementType::F16);  // identity
+  l.ffn_up = m.tensor("blk.0.ffn_up.weight", {2, 2}, {2, 0, 0, 1}, ElementType::F16);      // diag(2, 1)
+  l.ffn_down = m.tensor("blk.0.ffn_down.weight", {2, 2}, {0, 1, 1, 0}, ElementType::F32);  // swap
+  w.output_norm = m.tensor("output_norm.weight", {2}, {1, 0.5}, ElementType::F32);
+  w.output = m.tensor("output.weight", {2, 3}, {1, 0, 0, 1, 1, 1}, ElementType::F32);  // rows e0, e1, e0+e1
 
   const double eps = s.rms_eps;
   auto expected = [&](double x0, double x1) {
@@ -144,7 +144,7 @@ TEST_CASE("llama reference: RMSNorm and SwiGLU by hand on a one-layer model", "[
 
 TEST_CASE("llama reference: one segment without memory is the plain Llama", "[llama_reference]") {
   for (const TinyLlamaSpec& s : model_specs()) {
-    INFO("heads " << s.heads << "/" << s.heads_kv << " f16 " << (s.type == TensorType::F16) << " tied " << s.tied
+    INFO("heads " << s.heads << "/" << s.heads_kv << " f16 " << (s.type == ElementType::F16) << " tied " << s.tied
                   << " rotary " << s.rotary_dim << " seed " << s.seed);
     TinyLlama m(s);
     const Vec plain = plain_llama_logits(m.weights, kTokens);
@@ -240,7 +240,7 @@ TEST_CASE("llama reference: memory changes the output after the first segment on
   }
   SECTION("a gate closed on memory (beta = -1e4) is memory off") {
     for (auto& l : m.weights.layers)
-      l.mem_gate = m.tensor(l.mem_gate->name, {4}, Vec(4, -1e4), TensorType::F32);
+      l.mem_gate = m.tensor(l.mem_gate->name, {4}, Vec(4, -1e4), ElementType::F32);
     LlamaReference on(m.weights, options(4, true, FirstSegment::Mix));
     CHECK(on.prefill(kTokens) == without);
     // The opposite gate sign then reads memory only: after the first segment that differs.
@@ -251,7 +251,7 @@ TEST_CASE("llama reference: memory changes the output after the first segment on
 
 TEST_CASE("llama reference: reset starts a fresh stream", "[llama_reference]") {
   TinyLlamaSpec s;
-  s.type = TensorType::F16;
+  s.type = ElementType::F16;
   TinyLlama m(s);
   const InfiniOptions o = options(4, true);
   LlamaReference fresh(m.weights, o);
@@ -283,7 +283,7 @@ TEST_CASE("llama reference: bad token ids throw and leave the stream as it was",
 TEST_CASE("llama reference: inconsistent weights throw a one-line error naming the tensor", "[llama_reference]") {
   TinyLlama m(TinyLlamaSpec{});
   SECTION("wrong shape") {
-    m.weights.layers[1].wk = m.tensor("blk.1.attn_k.weight", {32, 32}, Vec(32 * 32, 0.0), TensorType::F32);
+    m.weights.layers[1].wk = m.tensor("blk.1.attn_k.weight", {32, 32}, Vec(32 * 32, 0.0), ElementType::F32);
     CHECK_THROWS_WITH(LlamaReference(m.weights, options(4, true)),
                       Catch::Contains("blk.1.attn_k.weight") && Catch::Contains("expected [32, 16]"));
     CHECK_THROWS_WITH(plain_llama_logits(m.weights, kTokens), Catch::Contains("blk.1.attn_k.weight"));

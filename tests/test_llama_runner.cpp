@@ -8,10 +8,10 @@
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
-#include "model/llama_reference.hpp"
+#include "reference/llama_reference.hpp"
 #include "model/llama_runner.hpp"
-#include "model/plain_llama.hpp"
-#include "model/random_llama.hpp"
+#include "reference/plain_llama.hpp"
+#include "reference/random_llama.hpp"
 #include "tiny_llama.hpp"
 #include "util/nmse.hpp"
 
@@ -20,13 +20,13 @@ namespace {
 
 using model::LlamaRunner;
 using model::RunnerOptions;
-using model::TensorType;
+using infini::ElementType;
 using testing::TinyLlama;
 using testing::TinyLlamaSpec;
 
 const std::vector<int32_t> kTokens = {3, 17, 42, 0, 49, 8, 8, 21, 33, 5, 12, 40, 7, 19, 2, 44, 30};  // T = 17
 
-double tolerance(TensorType t) { return t == TensorType::F16 ? 1e-4 : 1e-5; }
+double tolerance(ElementType t) { return t == ElementType::F16 ? 1e-4 : 1e-5; }
 
 double err(const std::vector<float>& got, const std::vector<double>& want) {
   return nmse(std::span<const float>(got), std::span<const double>(want));
@@ -40,7 +40,7 @@ RunnerOptions runner_options(int64_t segment, bool memory, uint32_t max_piece = 
   return o;
 }
 
-TinyLlamaSpec spec_for(TensorType type, bool tied, int heads_kv) {
+TinyLlamaSpec spec_for(ElementType type, bool tied, int heads_kv) {
   TinyLlamaSpec s;
   s.type = type;
   s.tied = tied;
@@ -50,10 +50,10 @@ TinyLlamaSpec spec_for(TensorType type, bool tied, int heads_kv) {
 }
 
 TEST_CASE_METHOD(GpuTest, "model runner with memory off and one segment is a plain Llama", "[gpu][model]") {
-  const TensorType type = GENERATE(TensorType::F32, TensorType::F16);
+  const ElementType type = GENERATE(ElementType::F32, ElementType::F16);
   const bool tied = GENERATE(false, true);
   const int heads_kv = GENERATE(2, 4);
-  INFO((type == TensorType::F16 ? "f16" : "f32") << " tied " << tied << " Hkv " << heads_kv);
+  INFO((type == ElementType::F16 ? "f16" : "f32") << " tied " << tied << " Hkv " << heads_kv);
   TinyLlama tiny(spec_for(type, tied, heads_kv));
   const std::vector<double> want = model::plain_llama_logits(tiny.weights, kTokens);
   LlamaRunner runner(dev(), tiny.weights, runner_options(64, false));
@@ -61,9 +61,9 @@ TEST_CASE_METHOD(GpuTest, "model runner with memory off and one segment is a pla
 }
 
 TEST_CASE_METHOD(GpuTest, "model runner with memory on matches the reference layer by layer", "[gpu][model]") {
-  const TensorType type = GENERATE(TensorType::F32, TensorType::F16);
+  const ElementType type = GENERATE(ElementType::F32, ElementType::F16);
   const UpdateRule update = GENERATE(UpdateRule::Delta, UpdateRule::Linear);
-  INFO((type == TensorType::F16 ? "f16" : "f32") << (update == UpdateRule::Delta ? " delta" : " linear"));
+  INFO((type == ElementType::F16 ? "f16" : "f32") << (update == UpdateRule::Delta ? " delta" : " linear"));
   TinyLlama tiny(spec_for(type, false, 2));
   RunnerOptions o = runner_options(5, true, 3);  // pieces of 3 inside segments of 5: both boundaries exercised
   o.infini.update = update;
@@ -75,7 +75,7 @@ TEST_CASE_METHOD(GpuTest, "model runner with memory on matches the reference lay
 }
 
 TEST_CASE_METHOD(GpuTest, "model runner: prefill equals token-by-token decode, and reset starts over", "[gpu][model]") {
-  TinyLlama tiny(spec_for(TensorType::F32, false, 2));
+  TinyLlama tiny(spec_for(ElementType::F32, false, 2));
   LlamaRunner runner(dev(), tiny.weights, runner_options(4, true));
   const std::vector<float> prefill = runner.forward(kTokens, true);
   runner.reset();
@@ -93,7 +93,7 @@ TEST_CASE_METHOD(GpuTest, "model runner: prefill equals token-by-token decode, a
 }
 
 TEST_CASE_METHOD(GpuTest, "model runner rejects token ids outside the vocabulary before feeding", "[gpu][model]") {
-  TinyLlama tiny(spec_for(TensorType::F32, false, 2));
+  TinyLlama tiny(spec_for(ElementType::F32, false, 2));
   LlamaRunner runner(dev(), tiny.weights, runner_options(8, true));
   const std::vector<int32_t> bad = {1, 2, 50};
   CHECK_THROWS_WITH(runner.forward(bad, false), Catch::Contains("token id 50") && Catch::Contains("vocabulary of 50"));
@@ -109,7 +109,7 @@ namespace {
 // The whole file path: a random GGUF written to bytes, parsed, loaded and run on the device,
 // against the float64 reference fed the same parsed weights.
 TEST_CASE_METHOD(GpuTest, "a random GGUF model runs on the device as the reference says", "[gpu][model][gguf]") {
-  const model::TensorType type = GENERATE(model::TensorType::F32, model::TensorType::F16);
+  const ElementType type = GENERATE(ElementType::F32, ElementType::F16);
   model::RandomLlamaOptions ro;
   ro.vocab = 300;
   ro.embd = 48;
@@ -138,7 +138,7 @@ namespace infini::test {
 namespace {
 
 TEST_CASE_METHOD(GpuTest, "model runner records each piece shape once and replays it", "[gpu][model]") {
-  TinyLlama tiny(spec_for(TensorType::F32, false, 2));
+  TinyLlama tiny(spec_for(ElementType::F32, false, 2));
   RunnerOptions o = runner_options(6, true, 3);  // two pieces of 3 per segment of 6
   model::LlamaReference reference(tiny.weights, o.infini);
   LlamaRunner runner(dev(), tiny.weights, o);
@@ -147,7 +147,7 @@ TEST_CASE_METHOD(GpuTest, "model runner records each piece shape once and replay
   const std::vector<float> got = runner.forward(ids, true);
   // Shapes: (open 0 | 3) x (first segment or not), all-logits rows: 4 recordings for 20 pieces.
   CHECK(runner.recorded_pieces() == 4);
-  CHECK(err(got, reference.prefill(ids)) <= tolerance(TensorType::F32));
+  CHECK(err(got, reference.prefill(ids)) <= tolerance(ElementType::F32));
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 
 #include "gpu_fixture.hpp"
 #include "infini/infini_attention.hpp"
-#include "ops/infini_attention_reference.hpp"
+#include "reference/infini_attention_reference.hpp"
 #include "util/nmse.hpp"
 
 namespace infini::test {

@@ -5,7 +5,7 @@
 #include "gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matmul.hpp"
-#include "ops/matmul_reference.hpp"
+#include "reference/matmul_reference.hpp"
 #include "util/nmse.hpp"
 #include "vk/transfer.hpp"
 
@@ -21,7 +21,7 @@ struct Result {
   size_t guard_violations;
 };
 
-Result run_matmul(uint32_t m, uint32_t n, uint32_t k, DType ta, DType tb, ops::MatmulTiles tiles, uint32_t seed,
+Result run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles, uint32_t seed,
                   ops::MatmulKernel kernel = ops::MatmulKernel::Tiled) {
   vk::Device& dev = device();
   const auto a = random_floats(size_t(m) * k, seed);
@@ -69,10 +69,10 @@ struct Shape {
 constexpr Shape kShapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 255, 511}, {64, 64, 16}, {3, 100, 7}};
 
 TEST_CASE_METHOD(GpuTest, "matmul matches the float64 reference with the guard regions untouched", "[gpu][matmul]") {
-  const auto [ta, tb] = GENERATE(std::pair{DType::F32, DType::F32}, std::pair{DType::F32, DType::F16},
-                                 std::pair{DType::F16, DType::F16});
+  const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
+                                 std::pair{ElementType::F16, ElementType::F16});
   for (const Shape& s : kShapes) {
-    INFO(s.m << "x" << s.n << "x" << s.k << " A " << dtype_name(ta) << " B " << dtype_name(tb));
+    INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb));
     const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 7 + s.k);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
@@ -80,12 +80,12 @@ TEST_CASE_METHOD(GpuTest, "matmul matches the float64 reference with the guard r
 }
 
 TEST_CASE_METHOD(GpuTest, "register-blocked matmul matches the float64 reference", "[gpu][matmul]") {
-  const auto [ta, tb] = GENERATE(std::pair{DType::F32, DType::F32}, std::pair{DType::F32, DType::F16},
-                                 std::pair{DType::F16, DType::F16});
+  const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
+                                 std::pair{ElementType::F16, ElementType::F16});
   // One row (the decode block), edges of the 8x8 block, and K not a multiple of 4 (falls back).
   constexpr Shape shapes[] = {{1, 1, 4}, {1, 37, 128}, {17, 33, 64}, {127, 255, 512}, {9, 70, 12}, {5, 9, 13}};
   for (const Shape& s : shapes) {
-    INFO(s.m << "x" << s.n << "x" << s.k << " A " << dtype_name(ta) << " B " << dtype_name(tb));
+    INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb));
     const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 3 + s.k, ops::MatmulKernel::Registers);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
@@ -95,18 +95,18 @@ TEST_CASE_METHOD(GpuTest, "register-blocked matmul matches the float64 reference
 TEST_CASE_METHOD(GpuTest, "lanes matmul matches the float64 reference", "[gpu][matmul]") {
   if (!ops::supports_lanes_matmul(device().caps())) {
     WARN("the device has no 8-lane subgroups with shuffle: the lanes kernel is not used here");
-    CHECK_THROWS_WITH(ops::Matmul(device(), DType::F32, DType::F16, {}, ops::MatmulKernel::Lanes),
+    CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::Lanes),
                       Catch::Contains("8-lane subgroups"));
     return;
   }
-  const auto [ta, tb] = GENERATE(std::pair{DType::F32, DType::F32}, std::pair{DType::F32, DType::F16},
-                                 std::pair{DType::F16, DType::F16});
+  const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
+                                 std::pair{ElementType::F16, ElementType::F16});
   // Partial row blocks (32) and column blocks (64), K a partial round (64) or several, one
   // K of exactly 8; rows below 16 and K not a multiple of 8 fall back to the registers kernel.
   constexpr Shape shapes[] = {{16, 1, 8}, {17, 33, 64}, {127, 255, 512}, {33, 70, 24},
                               {40, 65, 1032}, {64, 64, 72}, {5, 9, 16}, {20, 9, 13}};
   for (const Shape& s : shapes) {
-    INFO(s.m << "x" << s.n << "x" << s.k << " A " << dtype_name(ta) << " B " << dtype_name(tb));
+    INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb));
     const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 5 + s.k, ops::MatmulKernel::Lanes);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
@@ -117,7 +117,7 @@ TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gp
   const ops::MatmulTiles tiles = GENERATE(ops::MatmulTiles{16, 16, 8, 1, 1}, ops::MatmulTiles{32, 64, 16, 4, 4},
                                           ops::MatmulTiles{64, 32, 8, 2, 4}, ops::MatmulTiles{128, 64, 16, 8, 4});
   INFO("tile " << tiles.bm << "x" << tiles.bn << "x" << tiles.bk << " micro " << tiles.tm << "x" << tiles.tn);
-  const Result r = run_matmul(127, 255, 129, DType::F32, DType::F16, tiles, 99);
+  const Result r = run_matmul(127, 255, 129, ElementType::F32, ElementType::F16, tiles, 99);
   CHECK(r.nmse <= 1e-9);
   CHECK(r.guard_violations == 0);
 }
@@ -125,13 +125,13 @@ TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gp
 TEST_CASE_METHOD(GpuTest, "matmul rejects tiles and operands that do not fit", "[gpu][matmul]") {
   vk::Device& dev = device();
   // Micro-tile does not divide the tile.
-  CHECK_THROWS_WITH(ops::Matmul(dev, DType::F32, DType::F32, {64, 64, 16, 3, 4}),
+  CHECK_THROWS_WITH(ops::Matmul(dev, ElementType::F32, ElementType::F32, {64, 64, 16, 3, 4}),
                     Catch::Contains("not a multiple"));
   // More invocations than the device allows.
-  CHECK_THROWS_WITH(ops::Matmul(dev, DType::F32, DType::F32, {256, 256, 8, 1, 1}),
+  CHECK_THROWS_WITH(ops::Matmul(dev, ElementType::F32, ElementType::F32, {256, 256, 8, 1, 1}),
                     Catch::Contains("maxComputeWorkGroupInvocations"));
 
-  ops::Matmul matmul(dev, DType::F32, DType::F32);
+  ops::Matmul matmul(dev, ElementType::F32, ElementType::F32);
   vk::Buffer a(dev, 16 * 16 * 4, vk::MemoryUse::DeviceLocal, "A");
   vk::Buffer c(dev, 16 * 16 * 4, vk::MemoryUse::DeviceLocal, "C");
   vk::CommandStream stream(dev);

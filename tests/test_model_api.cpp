@@ -11,12 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "api/context_access.hpp"
 #include "infini/model.hpp"
 #include "infini/session.hpp"
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
 #include "model/llama_runner.hpp"
-#include "model/random_llama.hpp"
+#include "reference/random_llama.hpp"
 #include "temp_path.hpp"
 
 namespace infini::test {
@@ -90,8 +91,8 @@ TEST_CASE("Model opens a GGUF file and resolves its options", "[api][gpu]") {
   CHECK(i.bos == 1);
   CHECK(i.eos == 2);
   CHECK(m.warnings().empty());
-  CHECK(Model(context(), infini_file.path, {.segment = 5, .memory = ModelOptions::MemoryMode::Off}).info().segment == 5);
-  CHECK_FALSE(Model(context(), infini_file.path, {.memory = ModelOptions::MemoryMode::Off}).info().memory);
+  CHECK(Model(context(), infini_file.path, {.segment = 5, .memory = MemoryMode::Off}).info().segment == 5);
+  CHECK_FALSE(Model(context(), infini_file.path, {.memory = MemoryMode::Off}).info().memory);
 
   model::RandomLlamaOptions plain = small();
   plain.infini = false;
@@ -99,7 +100,7 @@ TEST_CASE("Model opens a GGUF file and resolves its options", "[api][gpu]") {
   CHECK_FALSE(Model(context(), plain_file.path).info().memory);
   CHECK(Model(context(), plain_file.path).info().segment == 2048);
   CHECK_FALSE(Model(context(), plain_file.path).info().has_infini_keys);
-  CHECK(Model(context(), plain_file.path, {.memory = ModelOptions::MemoryMode::On}).info().memory);
+  CHECK(Model(context(), plain_file.path, {.memory = MemoryMode::On}).info().memory);
 }
 
 TEST_CASE("Session feeds give the internal runner's logits, bit for bit", "[api][gpu]") {
@@ -110,7 +111,7 @@ TEST_CASE("Session feeds give the internal runner's logits, bit for bit", "[api]
   const model::LlamaWeights weights = model::load_llama(gguf);
   model::RunnerOptions o;
   o.infini = weights.config.infini;
-  model::LlamaRunner runner(context().vulkan_device(), weights, o);
+  model::LlamaRunner runner(ContextAccess::first_device(context()), weights, o);
   const std::vector<float> want = runner.forward(kTokens, true);
   const size_t vocab = size_t(m.info().vocab);
 
@@ -171,6 +172,80 @@ TEST_CASE("Session save, restore and continue == never stopping", "[api][gpu]") 
   CHECK_THROWS_AS(other_segment.restore(state), Error);
   std::filesystem::remove(state);
   std::filesystem::remove(foreign_state);
+}
+
+TEST_CASE("Session feed with progress: pieces end on segment boundaries, same logits", "[api][gpu]") {
+  TempModel file(small(8), "infini-api-progress.gguf");
+  const Model m(context(), file.path);
+  Session plain(m), stepped(m);
+  plain.feed(std::span(kTokens).first(3));
+  stepped.feed(std::span(kTokens).first(3));
+  const std::vector<float> want = plain.feed(std::span(kTokens).subspan(3));
+  std::vector<FeedProgress> seen;
+  const std::vector<float> got = stepped.feed(std::span(kTokens).subspan(3), [&](const FeedProgress& p) {
+    seen.push_back(p);
+    return true;
+  });
+  CHECK(same_bits(got, want));
+  // 17 tokens from position 3 with N = 8: 5 to the boundary at 8, 8 to 16, the last 4.
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0].fed == 5);
+  CHECK(seen[1].fed == 13);
+  CHECK(seen[2].fed == 17);
+  CHECK(seen[2].total == 17);
+  CHECK(seen[1].tokens_seen == 16);
+  CHECK(seen[0].at_segment_boundary);
+  CHECK(seen[1].at_segment_boundary);
+  CHECK_FALSE(seen[2].at_segment_boundary);
+  // Returning false stops after that piece; what was fed stays fed.
+  Session stopped(m);
+  stopped.feed(kTokens, [](const FeedProgress&) { return false; });
+  CHECK(stopped.tokens_seen() == 8);
+  CHECK_THROWS_WITH(stopped.feed(std::span<const int32_t>{}, nullptr), Catch::Contains("nothing to feed"));
+}
+
+TEST_CASE("Session snapshots restore in memory exactly as state files do", "[api][gpu]") {
+  TempModel file(small(8), "infini-api-snapshot.gguf");
+  const Model m(context(), file.path);
+  const auto first = std::span(kTokens).first(8), rest = std::span(kTokens).subspan(8);
+  Session session(m);
+  session.feed(first);
+  const SessionSnapshot at8 = session.snapshot();
+  CHECK(at8.tokens_seen() == 8);
+  CHECK(at8.bytes() > 0);
+  const std::vector<float> want = session.feed_all(rest);
+  session.restore(at8);
+  CHECK(session.tokens_seen() == 8);
+  CHECK(same_bits(session.feed_all(rest), want));
+  // A snapshot of another model shape is refused and changes nothing.
+  model::RandomLlamaOptions other_opts = small(8);
+  other_opts.embd = 64;
+  TempModel other_file(other_opts, "infini-api-snapshot-other.gguf");
+  Session foreign(Model(context(), other_file.path));
+  foreign.feed(first);
+  CHECK_THROWS_AS(session.restore(foreign.snapshot()), Error);
+  CHECK(session.tokens_seen() == int64_t(kTokens.size()));
+  CHECK_THROWS_WITH(session.restore(SessionSnapshot{}), Catch::Contains("empty"));
+}
+
+TEST_CASE("Session stages and the context's layer split", "[api][gpu]") {
+  TempModel file(small(8), "infini-api-stages.gguf");
+  const Model m(context(), file.path);
+  const Session session(m);
+  const std::vector<SessionStage> stages = session.stages();
+  REQUIRE(stages.size() == 1);
+  CHECK(stages[0].first_layer == 0);
+  CHECK(stages[0].layers == m.info().layers);
+  CHECK(stages[0].device.name == context().device().name);
+  CHECK(session.segment() == 8);
+  const std::vector<double> shares{1.0};
+  CHECK(context().layers_per_device(5, shares) == std::vector<int64_t>{5});
+  CHECK(context().layers_per_device(7) == std::vector<int64_t>{7});
+  const std::vector<double> two{1.0, 1.0};
+  CHECK_THROWS_AS(context().layers_per_device(5, two), Error);
+  CHECK(memory_mode_from_name("off") == MemoryMode::Off);
+  CHECK(memory_mode_name(MemoryMode::Auto) == "auto");
+  CHECK_FALSE(memory_mode_from_name("sometimes"));
 }
 
 TEST_CASE("Model tokenize and detokenize round trip plain text", "[api][gpu]") {

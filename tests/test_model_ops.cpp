@@ -23,7 +23,7 @@ constexpr float kSentinel = -12345.0f;
 vk::Buffer guarded(vk::Device& d, const std::vector<float>& values) {
   std::vector<float> all(values);
   all.insert(all.end(), kGuard, kSentinel);
-  return ops::upload_tensor(d, all, DType::F32, "guarded");
+  return ops::upload_tensor(d, all, ElementType::F32, "guarded");
 }
 
 bool guard_intact(const vk::Buffer& b, size_t count) {
@@ -50,8 +50,8 @@ TEST_CASE_METHOD(GpuTest, "rms_norm matches float64 for odd row lengths", "[gpu]
   const auto x = random_floats(size_t(rows) * dim, dim, -3.0f, 3.0f);
   const auto w = random_floats(dim, dim + 1);
   const float eps = 1e-5f;
-  vk::Buffer dx = ops::upload_tensor(dev(), x, DType::F32, "x");
-  vk::Buffer dw = ops::upload_tensor(dev(), w, DType::F32, "w");
+  vk::Buffer dx = ops::upload_tensor(dev(), x, ElementType::F32, "x");
+  vk::Buffer dw = ops::upload_tensor(dev(), w, ElementType::F32, "w");
   vk::Buffer dy = guarded(dev(), std::vector<float>(x.size(), 0.0f));
   ops::RmsNorm norm(dev());
   run(dev(), [&](vk::CommandStream& s) {
@@ -75,7 +75,7 @@ TEST_CASE_METHOD(GpuTest, "residual add and SwiGLU match float64", "[gpu][ops]")
   const auto b = random_floats(count, count + 7);
   for (ops::ElementwiseOp op : {ops::ElementwiseOp::Add, ops::ElementwiseOp::SwiGlu}) {
     vk::Buffer da = guarded(dev(), a);
-    vk::Buffer db = ops::upload_tensor(dev(), b, DType::F32, "b");
+    vk::Buffer db = ops::upload_tensor(dev(), b, ElementType::F32, "b");
     ops::Elementwise kernel(dev(), op);
     run(dev(), [&](vk::CommandStream& s) { kernel.record(s, vk::BufferRange::whole(da), vk::BufferRange::whole(db), count); });
     std::vector<double> want(count);
@@ -90,7 +90,7 @@ TEST_CASE_METHOD(GpuTest, "residual add and SwiGLU match float64", "[gpu][ops]")
 }
 
 TEST_CASE_METHOD(GpuTest, "embedding gathers f32 and f16 rows exactly", "[gpu][ops]") {
-  const DType type = GENERATE(DType::F32, DType::F16);
+  const ElementType type = GENERATE(ElementType::F32, ElementType::F16);
   const uint32_t vocab = 37, dim = 13;  // odd dim: f16 rows start mid-word
   const auto table = random_floats(size_t(vocab) * dim, 3);
   const std::vector<uint32_t> ids = {0, 36, 5, 5, 17, 1, 35};

@@ -8,7 +8,8 @@
 
 #include "gpu_fixture.hpp"
 #include "infini/error.hpp"
-#include "model/llama_reference.hpp"
+#include "reference/llama_reference.hpp"
+#include "model/layer_split.hpp"
 #include "model/llama_runner.hpp"
 #include "tiny_llama.hpp"
 #include "util/nmse.hpp"

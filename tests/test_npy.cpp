@@ -14,14 +14,14 @@
 #include <string>
 
 #include "infini/error.hpp"
-#include "io/npy.hpp"
+#include "infini/npy.hpp"
 
-using infini::DType;
+using infini::ElementType;
 using infini::Error;
-using infini::io::NpyArray;
-using infini::io::parse_npy;
-using infini::io::read_npy;
-using infini::io::write_npy_f32;
+using infini::NpyArray;
+using infini::parse_npy;
+using infini::read_npy;
+using infini::write_npy_f32;
 namespace fs = std::filesystem;
 
 namespace {
@@ -116,7 +116,7 @@ TEST_CASE("npy: files laid out as numpy writes them parse (f32, f16; versions 1.
       CHECK(file.size() == (half ? 140u : 152u));
       CHECK(file[8] == (major == 1 ? 118 : 116));
       const NpyArray a = parse_npy(file, "numpy.npy");
-      CHECK(a.dtype == (half ? DType::F16 : DType::F32));
+      CHECK(a.dtype == (half ? ElementType::F16 : ElementType::F32));
       CHECK(a.shape == std::vector<int64_t>{2, 3});
       CHECK(a.elements() == 6);
       CHECK(a.to_floats() == std::vector<float>{0, 1, 2, 3, 4, 5});
@@ -157,11 +157,11 @@ TEST_CASE("npy: header spellings numpy and hand-written files use are tolerated"
        }) {
     INFO(dict);
     const NpyArray a = parse_npy(npy(dict, two), "t.npy");
-    CHECK(a.dtype == DType::F32);
+    CHECK(a.dtype == ElementType::F32);
     CHECK(a.shape == std::vector<int64_t>{2});
   }
   for (const char* descr : {"<f2", "=f2", "f2", "<e", "e"})
-    CHECK(parse_npy(npy(dict_for(descr, "(1,)"), data_of<uint16_t>({0x3c00})), "h.npy").dtype == DType::F16);
+    CHECK(parse_npy(npy(dict_for(descr, "(1,)"), data_of<uint16_t>({0x3c00})), "h.npy").dtype == ElementType::F16);
   // Data need not start on a 64-byte boundary: an unpadded header is fine.
   Bytes tight = literal("\x93NUMPY\x01\x00");
   const std::string dict = dict_for("<f4", "(2,)");
@@ -344,7 +344,7 @@ TEST_CASE("npy: write_npy_f32 round trips and writes what numpy writes", "[npy]"
   for (const auto& shape : shapes) {
     write_npy_f32(dir / "x.npy", values, shape);
     const NpyArray a = read_npy(dir / "x.npy");
-    CHECK(a.dtype == DType::F32);
+    CHECK(a.dtype == ElementType::F32);
     CHECK(a.shape == shape);
     CHECK(a.to_floats() == values);
   }

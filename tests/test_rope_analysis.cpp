@@ -1,4 +1,4 @@
-// The seed articles' published figures, and the invariants of Men et al.'s base-bound search,
+// The published figures of Liu et al. and Men et al., and the invariants of Men et al.'s base-bound search,
 // checked against sums of std::cos written out here (no recurrence, no branch and bound).
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <string>
 
 #include "infini/error.hpp"
-#include "rope/rope_analysis.hpp"
-#include "rope/svg_plot.hpp"
+#include "rope_analysis/rope_analysis.hpp"
+#include "rope_analysis/svg_plot.hpp"
 
 using namespace infini::rope;
 using Catch::Matchers::WithinRel;

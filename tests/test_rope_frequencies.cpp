@@ -155,7 +155,7 @@ TEST_CASE("rope llama3 matches the Llama 3.1 wavelength bands", "[rope]") {
 }
 
 TEST_CASE("rope angles stay accurate to 1e-5 rad at long positions", "[rope]") {
-  // DESIGN.md: pos * theta_i accurate to 1e-5 rad. Doubles give ~1e-16 relative, so even at
+  // docs/design.md §2.4: pos * theta_i accurate to 1e-5 rad. Doubles give ~1e-16 relative, so even at
   // position 2^24 the angle error is ~1e-9 rad.
   const auto f = rope_frequencies(config(RopeType::Default, 10000.0), 128, 0);
   const double pos = 16777216.0;

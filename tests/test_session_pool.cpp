@@ -13,7 +13,7 @@
 #include "infini/model.hpp"
 #include "infini/session.hpp"
 #include "infini/session_pool.hpp"
-#include "model/random_llama.hpp"
+#include "reference/random_llama.hpp"
 #include "temp_path.hpp"
 
 namespace infini::test {

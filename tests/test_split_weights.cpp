@@ -8,7 +8,7 @@
 
 #include "gpu_fixture.hpp"
 #include "infini/error.hpp"
-#include "model/llama_reference.hpp"
+#include "reference/llama_reference.hpp"
 #include "model/llama_runner.hpp"
 #include "tiny_llama.hpp"
 #include "util/nmse.hpp"
@@ -18,15 +18,15 @@
 namespace infini::test {
 namespace {
 
-using model::TensorType;
+using infini::ElementType;
 
 const std::vector<int32_t> kTokens = {3, 17, 42, 0, 49, 8, 8, 21, 33, 5, 12, 40, 7, 19, 2, 44, 30};
 
 TEST_CASE_METHOD(GpuTest, "tensors larger than the device's buffer limits are split and still correct",
                  "[gpu][model][limits]") {
-  const TensorType type = GENERATE(TensorType::F32, TensorType::F16);
+  const ElementType type = GENERATE(ElementType::F32, ElementType::F16);
   const bool tied = GENERATE(false, true);
-  INFO((type == TensorType::F16 ? "f16" : "f32") << " tied " << tied);
+  INFO((type == ElementType::F16 ? "f16" : "f32") << " tied " << tied);
   testing::TinyLlamaSpec spec;  // vocab 50, embd 32, ffn 48: token_embd is 6400 bytes in f32
   spec.type = type;
   spec.tied = tied;
@@ -44,7 +44,7 @@ TEST_CASE_METHOD(GpuTest, "tensors larger than the device's buffer limits are sp
   CHECK(runner.options().max_piece == kLimit / (4 * 50));  // the widest activation row is the logits'
   const std::vector<double> want = model::LlamaReference(tiny.weights, runner.options().infini).prefill(kTokens);
   const std::vector<float> got = runner.forward(kTokens, true);
-  CHECK(nmse(std::span<const float>(got), std::span<const double>(want)) <= (type == TensorType::F16 ? 1e-4 : 1e-5));
+  CHECK(nmse(std::span<const float>(got), std::span<const double>(want)) <= (type == ElementType::F16 ? 1e-4 : 1e-5));
 }
 
 TEST_CASE_METHOD(GpuTest, "a model whose single row exceeds the device's buffer limit is refused naming it",

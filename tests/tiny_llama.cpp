@@ -6,11 +6,12 @@
 #include <random>
 
 #include "util/half.hpp"
+#include "util/scalar_bytes.hpp"
 
 namespace infini::testing {
 namespace {
 
-using model::TensorType;
+using infini::ElementType;
 using model::TensorView;
 
 size_t sz(int64_t x) { return static_cast<size_t>(x); }
@@ -40,10 +41,10 @@ std::vector<double> permute_rows(const std::vector<double>& w, int64_t heads, in
 }  // namespace
 
 TensorView TinyLlama::tensor(const std::string& name, std::vector<int64_t> shape, const std::vector<double>& values,
-                             TensorType type) {
-  std::vector<std::byte> bytes(values.size() * (type == TensorType::F16 ? 2 : 4));
+                             ElementType type) {
+  std::vector<std::byte> bytes(values.size() * scalar_bytes(type));
   for (size_t i = 0; i < values.size(); ++i) {
-    if (type == TensorType::F16) {
+    if (type == ElementType::F16) {
       const uint16_t h = float_to_half(static_cast<float>(values[i]));
       std::memcpy(&bytes[i * 2], &h, 2);
     } else {
@@ -95,7 +96,7 @@ TinyLlama::TinyLlama(const TinyLlamaSpec& s) {
     w.wv = matrix(p + "attn_v.weight", s.embd, s.heads_kv * s.head_dim);
     w.wo = matrix(p + "attn_output.weight", s.heads * s.head_dim, s.embd);
     const std::vector<double> beta = uniform(sz(s.heads), rng, -2, 2);  // drawn either way: same weights
-    if (s.mem_gate) w.mem_gate = tensor(p + "attn_mem_gate", {s.heads}, beta, TensorType::F32);
+    if (s.mem_gate) w.mem_gate = tensor(p + "attn_mem_gate", {s.heads}, beta, ElementType::F32);
     w.ffn_norm = norm(p + "ffn_norm.weight");
     w.ffn_gate = matrix(p + "ffn_gate.weight", s.embd, s.ffn);
     w.ffn_up = matrix(p + "ffn_up.weight", s.embd, s.ffn);

@@ -13,7 +13,7 @@ namespace infini::testing {
 
 struct TinyLlamaSpec {
   int64_t vocab = 50, embd = 32, layers = 2, heads = 4, heads_kv = 2, head_dim = 8, ffn = 48;
-  model::TensorType type = model::TensorType::F32;  // matrices and norms; attn_mem_gate is always f32
+  ElementType type = ElementType::F32;  // matrices and norms; attn_mem_gate is always f32
   bool tied = false;                                // output shares token_embd's view
   bool mem_gate = true;                             // blk.N.attn_mem_gate present (beta in [-2, 2])
   int rotary_dim = 0;                               // 0: the whole head
@@ -33,7 +33,7 @@ class TinyLlama {
 
   // A tensor of `values` stored as `type`, owned by this fixture; for tests that set weights by hand.
   model::TensorView tensor(const std::string& name, std::vector<int64_t> shape, const std::vector<double>& values,
-                           model::TensorType type);
+                           ElementType type);
 
   model::LlamaWeights weights;
 

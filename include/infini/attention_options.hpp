@@ -1,5 +1,5 @@
 #pragma once
-// Shapes and the output-changing conventions of one Infini-attention layer (DESIGN.md section 1).
+// Shapes and the output-changing conventions of one Infini-attention layer (docs/design.md §1).
 #include <cstdint>
 
 #include "infini/rope_config.hpp"
@@ -19,8 +19,11 @@ enum class FirstSegment { Mix, Local };
 // memory: g = sigmoid(beta) weights A_mem (default). local: g weights A_dot instead.
 enum class GateSign { Memory, Local };
 
+// The segment length N when neither the caller nor the model file gives one.
+inline constexpr int64_t kDefaultSegment = 2048;
+
 struct InfiniOptions {
-  int64_t segment = 2048;  // N
+  int64_t segment = kDefaultSegment;  // N
   UpdateRule update = UpdateRule::Delta;
   FirstSegment first_segment = FirstSegment::Mix;
   GateSign gate_sign = GateSign::Memory;

@@ -3,16 +3,13 @@
 // sessions) is created from a context. This header needs no Vulkan headers.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "infini/error.hpp"
 
 namespace infini {
-
-namespace vk {
-class Device;
-}
 
 struct DeviceDescription {
   size_t index = 0;          // stable: the order the driver lists devices, duplicates removed
@@ -50,14 +47,19 @@ class Context {
   std::vector<DeviceDescription> devices() const;  // every device, in pipeline order
   uint64_t device_memory_bytes() const;       // allocated by infini on all its devices now
   uint64_t peak_device_memory_bytes() const;  // the sum over its devices of the most allocated at once
+  // Starts the peaks over: peak_device_memory_bytes() is then what is allocated now.
+  void reset_peak_device_memory();
 
-  // For the runtime's own code; not a stable API.
-  vk::Device& vulkan_device() const;
-  std::vector<vk::Device*> vulkan_devices() const;
+  // How `layers` layers are split over the devices in pipeline order: by `shares` (one positive
+  // weight per device; {3, 1}: three quarters on the first) or, when empty, in proportion to each
+  // device's free memory (the driver's budget where it reports one). Largest remainders, so the
+  // counts add up to `layers`; a device may get none. Throws when the shares do not match.
+  std::vector<int64_t> layers_per_device(int64_t layers, std::span<const double> shares = {}) const;
 
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  friend struct ContextAccess;  // the library's own access to the Vulkan devices
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace infini

@@ -1,6 +1,6 @@
 #pragma once
 // infini::InfiniAttention: one Infini-attention layer for integrators who bring their own Q, K
-// and V (DESIGN.md section 1). Feed a stream in pieces of any size; the compressive memory and
+// and V (docs/design.md §1). Feed a stream in pieces of any size; the compressive memory and
 // the open segment stay on the device between calls, so device memory depends on the segment
 // length and the shape, never on how long the stream gets.
 //
@@ -16,17 +16,17 @@
 
 #include "infini/attention_options.hpp"
 #include "infini/context.hpp"
+#include "infini/element_type.hpp"
 
 namespace infini {
 
-enum class ElementType { F32, F16 };  // how Q, K, V are stored on the device (F16: IEEE half bits)
 
 class InfiniAttention {
  public:
   // beta: the gate logits, one per query head. Throws infini::Error on a shape, option or RoPE
   // setting that does not fit, or a device limit.
   InfiniAttention(Context& context, const AttentionShape& shape, const InfiniOptions& options,
-                  std::span<const float> beta, ElementType input = ElementType::F32);
+                  std::span<const float> beta, ElementType input = ElementType::F32);  // F32 or F16 (IEEE half bits)
   ~InfiniAttention();
   InfiniAttention(InfiniAttention&&) noexcept;
   InfiniAttention& operator=(InfiniAttention&&) noexcept;
@@ -49,8 +49,8 @@ class InfiniAttention {
   const AttentionShape& shape() const noexcept;
 
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace infini

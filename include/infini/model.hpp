@@ -1,5 +1,5 @@
 #pragma once
-// infini::Model: a Llama-family GGUF file opened for streaming (DESIGN.md section 2). It maps the
+// infini::Model: a Llama-family GGUF file opened for streaming (docs/design.md §3). It maps the
 // file, checks every key and tensor, resolves the stream options against the file's
 // Infini-attention keys and holds the tokenizer. Sessions (infini/session.hpp) run it.
 //
@@ -18,23 +18,31 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "infini/attention_options.hpp"
 #include "infini/context.hpp"
 
 namespace infini {
 
-struct ModelOptions {
-  // Compressive memory: Auto turns it on when the file has the infini.* keys (an Infini-attention
-  // model) and off for a plain Llama file, which then runs as a windowed causal transformer.
-  enum class MemoryMode { Auto, On, Off };
+// Compressive memory: Auto turns it on when the file has the infini.* keys (an Infini-attention
+// model) and off for a plain Llama file, which then runs as a windowed causal transformer.
+enum class MemoryMode { Auto, On, Off };
+// "auto", "on", "off"; memory_mode_from_name returns nullopt for anything else.
+std::string_view memory_mode_name(MemoryMode mode) noexcept;
+std::optional<MemoryMode> memory_mode_from_name(std::string_view name) noexcept;
 
-  int64_t segment = 0;                 // segment length N; 0: the file's infini.segment_length, else 2048
+// Most tokens recorded in one device submission unless ModelOptions says otherwise.
+inline constexpr uint32_t kDefaultMaxPiece = 256;
+
+struct ModelOptions {
+  int64_t segment = 0;  // segment length N; 0: the file's infini.segment_length, else kDefaultSegment
   MemoryMode memory = MemoryMode::Auto;
-  uint32_t max_piece = 256;            // most tokens per device submission (bounds scratch memory)
+  uint32_t max_piece = kDefaultMaxPiece;  // bounds scratch memory
   // On a context with several devices, each device's share of the layers, in order ({3, 1}: three
   // quarters on the first); empty: in proportion to each device's free memory. A device whose share
   // rounds to no layers is left out.
@@ -80,8 +88,9 @@ class Model {
 
  private:
   friend class Session;
-  struct State;
-  std::shared_ptr<const State> state_;
+  friend struct ModelAccess;  // the library's own code reaches the loaded file through it
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
 };
 
 }  // namespace infini

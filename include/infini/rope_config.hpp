@@ -1,5 +1,5 @@
 #pragma once
-// RoPE configuration (DESIGN.md section 1). Field names follow Hugging Face `rope_scaling`, so a
+// RoPE configuration (docs/design.md §2). Field names follow Hugging Face `rope_scaling`, so a
 // config.json maps one to one. Inverse frequencies are computed on the host in double precision,
 // once, by rope_frequencies(); kernels and the `infini rope` tool share that code.
 #include <cstdint>

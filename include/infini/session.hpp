@@ -37,6 +37,36 @@ struct SamplingOptions {
 // Called once per generated token with the token and its text; return false to stop.
 using TokenCallback = std::function<bool(int32_t token, std::string_view text)>;
 
+// Where a feed with a progress callback has got to, after each piece.
+struct FeedProgress {
+  int64_t fed = 0;          // tokens of this call fed so far
+  int64_t total = 0;        // tokens of this call
+  int64_t tokens_seen = 0;  // the stream's length now
+  // The stream ends on a segment boundary: a state saved now resumes bit-identically.
+  bool at_segment_boundary = false;
+};
+// Return false to stop feeding; the tokens fed so far stay fed.
+using FeedCallback = std::function<bool(const FeedProgress& progress)>;
+
+// One stage of a session's pipeline: a device and the layers it holds.
+struct SessionStage {
+  DeviceDescription device;
+  int64_t first_layer = 0, layers = 0;
+};
+
+// A stream state held in host memory (Session::snapshot), for returning to a point of a stream
+// without a file: copies are cheap and share the state.
+class SessionSnapshot {
+ public:
+  int64_t tokens_seen() const noexcept;
+  uint64_t bytes() const noexcept;  // host memory the state takes
+
+ private:
+  friend class Session;
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
+
 class Session {
  public:
   // Uploads the weights to the model's context. Throws infini::Error on a device limit.
@@ -50,6 +80,11 @@ class Session {
   // vocabulary throws before anything is fed.
   std::vector<float> feed(std::span<const int32_t> tokens);
   std::vector<float> feed_all(std::span<const int32_t> tokens);
+  // feed() in pieces that end on segment boundaries (whole segments; several at a time on a
+  // pipeline of devices, so that its stages overlap), calling `on_piece` after each: for progress,
+  // for saving the state at boundaries, or for stopping early. Returns the logits of the last
+  // token fed. The logits are those of feed() on the same tokens.
+  std::vector<float> feed(std::span<const int32_t> tokens, const FeedCallback& on_piece);
 
   // Samples up to max_tokens tokens, each one from the logits of the token before it, and feeds
   // each one back; stops early at the end-of-sequence token (neither fed nor returned) or when
@@ -66,12 +101,19 @@ class Session {
   // Replaces the stream state with one saved by a session of the same model shape and options.
   // A damaged file, or one from another model, throws with one line and changes nothing.
   void restore(const std::filesystem::path& path);
+  // The same in host memory: snapshot() copies the stream state off the device; restore() puts it
+  // back (a snapshot of a session of the same model and options; else it throws, changing nothing).
+  SessionSnapshot snapshot() const;
+  void restore(const SessionSnapshot& snapshot);
 
   int64_t tokens_seen() const noexcept;
+  int64_t segment() const noexcept;  // the segment length N this session streams with
+  // The devices in use and the layers each holds, in pipeline order (one stage on one device).
+  std::vector<SessionStage> stages() const;
 
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace infini

@@ -55,8 +55,8 @@ class SessionPool {
 
  private:
   void enqueue(std::function<void(Session&)> job);
-  struct State;
-  std::unique_ptr<State> state_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace infini

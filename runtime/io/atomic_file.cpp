@@ -12,7 +12,7 @@
 #include <string>
 
 #include "infini/error.hpp"
-#include "util/printable.hpp"
+#include "infini/printable.hpp"
 
 namespace infini::io {
 

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "infini/error.hpp"
-#include "util/printable.hpp"
+#include "infini/printable.hpp"
 
 namespace infini::io {
 

@@ -13,7 +13,7 @@
 #include "infini/error.hpp"
 #include "io/mapped_file.hpp"
 #include "model/byte_cursor.hpp"
-#include "util/printable.hpp"
+#include "infini/printable.hpp"
 
 namespace infini::model {
 
@@ -36,6 +36,14 @@ std::string name_text(std::string_view s) {
   out += printable(s, true, kMaxQuoted);
   out += '\'';
   return out;
+}
+
+// "f32=0, f16=1": the types the reader takes, from the element-type table.
+std::string supported_types() {
+  std::string s;
+  for (const ElementTraits& t : kElementTypes)
+    s += (s.empty() ? "" : ", ") + std::string(t.name) + "=" + std::to_string(t.ggml_type);
+  return s;
 }
 
 // Smallest encoding of one array element of type t (a string or an array has its header).
@@ -222,16 +230,22 @@ void GgufFile::parse() {
     }
     if (overflow) p.fail("element count of " + what + " with shape " + gguf::shape_text(t.shape) + " overflows");
     const auto type = c.read<uint32_t>(what + " type");
-    if (type != uint32_t(TensorType::F32) && type != uint32_t(TensorType::F16))
-      p.fail(what + " has unsupported ggml type " + std::to_string(type) + " (only f32=0 and f16=1)");
-    t.type = static_cast<TensorType>(type);
+    const std::optional<ElementType> stored = element_type_from_ggml(type);
+    if (!stored) p.fail(what + " has ggml type " + std::to_string(type) + ", which infini does not read (" + supported_types() + ")");
+    t.type = *stored;
     TensorInfo info;
     info.offset = c.read<uint64_t>(what + " offset");
     if (info.offset % alignment_ != 0)
       p.fail(what + " data offset " + std::to_string(info.offset) + " is not a multiple of the alignment " +
              std::to_string(alignment_));
-    if (__builtin_mul_overflow(elements, gguf::tensor_type_size(t.type), &info.bytes))
-      p.fail("byte size of " + what + " with shape " + gguf::shape_text(t.shape) + " overflows");
+    // Blocks never span rows: a row (shape[0] values) must be a whole number of blocks.
+    const uint32_t block = element_traits(t.type).block_elements;
+    if (!t.shape.empty() && t.shape[0] % block != 0)
+      p.fail(what + " has rows of " + std::to_string(t.shape[0]) + " values, not a multiple of the " +
+             std::string(element_name(t.type)) + " block of " + std::to_string(block));
+    const std::optional<uint64_t> bytes = element_bytes(t.type, elements);
+    if (!bytes) p.fail("byte size of " + what + " with shape " + gguf::shape_text(t.shape) + " overflows");
+    info.bytes = *bytes;
     tensor_index_.emplace(t.name, tensors_.size());
     tensors_.push_back(std::move(t));
     infos.push_back(info);
@@ -245,7 +259,7 @@ void GgufFile::parse() {
     const TensorInfo& info = infos[i];
     if (info.offset > data_size || info.bytes > data_size - info.offset)
       p.fail("tensor " + name_text(tensors_[i].name) + " (" + gguf::shape_text(tensors_[i].shape) + " " +
-             gguf::tensor_type_name(tensors_[i].type) + ", " + std::to_string(info.bytes) + " bytes at offset " +
+             std::string(element_name(tensors_[i].type)) + ", " + std::to_string(info.bytes) + " bytes at offset " +
              std::to_string(info.offset) + ") runs past the end of the file (the data section holds " +
              std::to_string(data_size) + " bytes)");
     tensors_[i].data = bytes_.subspan(static_cast<std::size_t>(data_offset_ + info.offset),

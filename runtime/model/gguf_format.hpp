@@ -63,8 +63,6 @@ constexpr bool is_integer(ValueType t) noexcept {
          t == ValueType::U32 || t == ValueType::I32 || t == ValueType::U64 || t == ValueType::I64;
 }
 
-constexpr std::size_t tensor_type_size(TensorType t) noexcept { return t == TensorType::F16 ? 2 : 4; }
-constexpr const char* tensor_type_name(TensorType t) noexcept { return t == TensorType::F16 ? "f16" : "f32"; }
 
 }  // namespace infini::model::gguf
 

@@ -20,7 +20,6 @@ namespace {
 // them; decode needs one per position of the segment, so long segments fall back to recording.
 constexpr size_t kMaxRecordedPieces = 512;
 
-DType dtype_of(const TensorView& t) { return t.type == TensorType::F16 ? DType::F16 : DType::F32; }
 
 // Weight matrices are stored on the device exactly as in the file (f32 or packed f16), in as
 // many row chunks as the device's buffer limits need (one on most devices).
@@ -80,7 +79,7 @@ struct LayerStage::Kernels {
   ops::Embedding embed;
   ops::RmsNorm norm;
   ops::Elementwise add, swiglu;
-  Kernels(vk::Device& d, DType embd)
+  Kernels(vk::Device& d, ElementType embd)
       : embed(d, embd), norm(d), add(d, ops::ElementwiseOp::Add), swiglu(d, ops::ElementwiseOp::SwiGlu) {}
 };
 
@@ -109,9 +108,9 @@ struct LayerStage::Layer {
       : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)),
         wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
         w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
-        mm_q(d, DType::F32, dtype_of(w.wq)), mm_k(d, DType::F32, dtype_of(w.wk)), mm_v(d, DType::F32, dtype_of(w.wv)),
-        mm_o(d, DType::F32, dtype_of(w.wo)), mm_gate(d, DType::F32, dtype_of(w.ffn_gate)),
-        mm_up(d, DType::F32, dtype_of(w.ffn_up)), mm_down(d, DType::F32, dtype_of(w.ffn_down)) {}
+        mm_q(d, ElementType::F32, w.wq.type), mm_k(d, ElementType::F32, w.wk.type), mm_v(d, ElementType::F32, w.wv.type),
+        mm_o(d, ElementType::F32, w.wo.type), mm_gate(d, ElementType::F32, w.ffn_gate.type),
+        mm_up(d, ElementType::F32, w.ffn_up.type), mm_down(d, ElementType::F32, w.ffn_down.type) {}
 };
 
 LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options,
@@ -123,7 +122,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
                 " is not inside the model's " + std::to_string(c.layers) + " layers");
   check_stage_fits(device, weights, range);
   const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
-  kernels_ = std::make_unique<Kernels>(device, dtype_of(weights.token_embd));
+  kernels_ = std::make_unique<Kernels>(device, weights.token_embd.type);
   if (embeds()) token_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
   layers_.reserve(size_t(range.count()));
   for (int64_t i = range.first; i < range.last; ++i) {
@@ -135,13 +134,13 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
     }
     Layer& layer = layers_.emplace_back(device, w);
     layer.attention =
-        std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, DType::F32, beta, options.kernel);
+        std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32, beta, options.kernel);
   }
   if (has_head()) {
     output_norm_ = std::make_unique<vk::Buffer>(upload_f32(device, weights.output_norm));
     if (!is_tied(weights)) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));
     else if (!embeds()) head_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
-    logits_matmul_ = std::make_unique<ops::Matmul>(device, DType::F32, dtype_of(weights.output));
+    logits_matmul_ = std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type);
   }
   scratch_ = std::make_unique<Scratch>(device, c, max_piece_, has_head());
   stream_ = std::make_unique<vk::CommandStream>(device, 2);

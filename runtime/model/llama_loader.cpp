@@ -10,7 +10,7 @@
 
 #include "infini/error.hpp"
 #include "model/weight_scan.hpp"
-#include "util/printable.hpp"
+#include "infini/printable.hpp"
 
 namespace infini::model {
 
@@ -177,8 +177,8 @@ class Loader {
       l.ffn_down = tensor(b + "ffn_down.weight", {c.ffn, c.embd}, "(n_ff, n_embd)");
       if (f_.find_tensor(b + "attn_mem_gate")) {
         l.mem_gate = tensor(b + "attn_mem_gate", {c.heads}, "(n_head)");
-        if (l.mem_gate->type != TensorType::F32)
-          fail("tensor '" + b + "attn_mem_gate' must be f32, got " + gguf::tensor_type_name(l.mem_gate->type));
+        if (l.mem_gate->type != ElementType::F32)
+          fail("tensor '" + b + "attn_mem_gate' must be f32, got " + std::string(element_name(l.mem_gate->type)));
       }
       w.layers.push_back(std::move(l));
     }

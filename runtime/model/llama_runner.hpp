@@ -1,6 +1,6 @@
 #pragma once
 // A Llama-family model on the device, its attention layers Infini-attention layers: the forward
-// pass of DESIGN.md section 2 (embedding, RMSNorm, Q/K/V projections, InfiniAttentionLayer, output
+// pass of docs/design.md §3.1 (embedding, RMSNorm, Q/K/V projections, InfiniAttentionLayer, output
 // projection, SwiGLU feed-forward, final norm, logits). Weights are uploaded once. Tokens are fed
 // in pieces that never cross a segment boundary, so prefill of T tokens and any split of the same
 // tokens (down to one at a time) give the same logits. Device memory depends on the model, the
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "infini/attention_options.hpp"
+#include "infini/model.hpp"
 #include "model/llama_weights.hpp"
 #include "ops/infini_attention_layer.hpp"
 #include "ops/matmul.hpp"
@@ -28,29 +29,15 @@ namespace infini::model {
 
 struct RunnerOptions {
   InfiniOptions infini;          // segment, update rule, conventions, memory on/off (rope: the model's)
-  uint32_t max_piece = 256;      // most tokens recorded in one submission (bounds scratch memory)
+  uint32_t max_piece = kDefaultMaxPiece;  // most tokens recorded in one submission (bounds scratch memory)
   ops::AttentionKernel kernel = ops::AttentionKernel::Auto;
 };
 
-// What the memory does for a file: Auto = on iff the file has the Infini keys.
-enum class MemoryChoice { Auto, On, Off };
-
 // The stream options a file asks for, with the caller's overrides: a file with Infini keys runs
 // with its own conventions and segment length; a plain Llama file with memory off and segments of
-// kPlainSegment unless `segment` (> 0) says otherwise.
-inline constexpr int64_t kPlainSegment = 2048;
-RunnerOptions resolve_runner_options(const LlamaConfig& config, MemoryChoice memory, int64_t segment,
+// kDefaultSegment unless `segment` (> 0) says otherwise. (runner_options.cpp)
+RunnerOptions resolve_runner_options(const LlamaConfig& config, MemoryMode memory, int64_t segment,
                                      uint32_t max_piece);
-
-// Layers per device for `layers` layers over devices weighted by `shares` (all > 0): largest
-// remainders, so the counts add up to `layers`; a device may get none when there are more devices
-// than layers.
-std::vector<int64_t> split_layers(int64_t layers, std::span<const double> shares);
-
-// Layers per device: by `shares` (one per device) or, when empty, in proportion to each device's
-// free device-local memory. Throws when the shares do not match the devices.
-std::vector<int64_t> layers_for_devices(std::span<vk::Device* const> devices, int64_t layers,
-                                        std::span<const double> shares = {});
 
 class LlamaRunner {
  public:

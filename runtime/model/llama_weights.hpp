@@ -1,5 +1,5 @@
 #pragma once
-// Host view of a Llama-family model as llama.cpp's GGUF files store it (DESIGN.md section 2): the
+// Host view of a Llama-family model as llama.cpp's GGUF files store it (docs/design.md §3.2): the
 // hyperparameters, the Infini-attention additions and one TensorView per weight. The views point
 // into the memory-mapped file (or any buffer that outlives them); nothing here copies weights.
 //
@@ -27,18 +27,16 @@
 #include <vector>
 
 #include "infini/attention_options.hpp"
+#include "infini/element_type.hpp"
 #include "infini/rope_config.hpp"
 
 namespace infini::model {
 
-// ggml type ids: GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1 (quantised types come later).
-enum class TensorType : uint32_t { F32 = 0, F16 = 1 };
-
 struct TensorView {
   std::string name;
-  TensorType type = TensorType::F32;
+  ElementType type = ElementType::F32;
   std::vector<int64_t> shape;      // ggml order, shape[0] contiguous
-  std::span<const std::byte> data; // exactly elements() * element size bytes
+  std::span<const std::byte> data; // exactly element_bytes(type, elements()) bytes
 
   int64_t elements() const {
     int64_t n = 1;

@@ -11,9 +11,6 @@
 
 namespace infini::model {
 
-std::size_t tensor_type_bytes(TensorType type);
-const char* tensor_type_name(TensorType type) noexcept;
-
 // Throws infini::Error (one line naming the tensor) unless t has exactly `shape` (ggml order) and
 // holds shape-product elements of its type.
 void check_tensor(const TensorView& t, const std::vector<int64_t>& shape);

@@ -26,7 +26,7 @@ NonFiniteCount scan(const TensorView& t, Bits exponent_mask) {
 }  // namespace
 
 NonFiniteCount count_non_finite(const TensorView& t) {
-  if (t.type == TensorType::F16) return scan<uint16_t>(t, 0x7c00u);
+  if (t.type == ElementType::F16) return scan<uint16_t>(t, 0x7c00u);
   return scan<uint32_t>(t, 0x7f800000u);
 }
 

@@ -14,9 +14,9 @@ struct Push {
 };
 }  // namespace
 
-Embedding::Embedding(vk::Device& device, DType table)
+Embedding::Embedding(vk::Device& device, ElementType table)
     : device_(device),
-      pipeline_(&device.pipelines().get(table == DType::F16
+      pipeline_(&device.pipelines().get(table == ElementType::F16
                                             ? vk::KernelSource{"embed_f16", spirv::embed_f16, 3, sizeof(Push)}
                                             : vk::KernelSource{"embed_f32", spirv::embed_f32, 3, sizeof(Push)})) {}
 

@@ -2,7 +2,7 @@
 // Token embedding lookup on the device: rows of an f32 or f16 table gathered into f32 rows.
 #include <cstdint>
 
-#include "util/dtype.hpp"
+#include "infini/element_type.hpp"
 #include "ops/row_chunks.hpp"
 #include "vk/command_stream.hpp"
 
@@ -15,7 +15,7 @@ namespace infini::ops {
 
 class Embedding {
  public:
-  Embedding(vk::Device& device, DType table);
+  Embedding(vk::Device& device, ElementType table);
   // out[t][:] = table[ids[t]][:] for t < tokens; ids are uint32 already checked against the vocab.
   void record(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
               const vk::BufferRange& out, uint32_t tokens, uint32_t dim) const;

@@ -30,6 +30,7 @@
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
 #include "vk/transfer.hpp"
+#include "util/scalar_bytes.hpp"
 
 namespace infini::ops {
 namespace {
@@ -91,7 +92,7 @@ vk::Buffer make_rope_table(vk::Device& device, const rope::RopeFrequencies& freq
 }  // namespace
 
 InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options,
-                                           DType input, std::span<const float> beta, AttentionKernel kernel)
+                                           ElementType input, std::span<const float> beta, AttentionKernel kernel)
     : device_(device),
       shape_((check_shape(shape, options, beta.size()), shape)),
       options_(options),
@@ -105,9 +106,9 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
       beta_(device, at_least_a_word(beta.size_bytes()), vk::MemoryUse::DeviceLocal, "gate beta"),
       m_(device, elements(shape.heads_kv, shape.head_dim, shape.value_dim) * 4, vk::MemoryUse::DeviceLocal, "memory M"),
       z_(device, elements(shape.heads_kv, shape.head_dim, 1) * 4, vk::MemoryUse::DeviceLocal, "memory z"),
-      cache_k_(device, at_least_a_word(elements(segment_, shape.heads_kv, shape.head_dim) * dtype_bytes(input)),
+      cache_k_(device, at_least_a_word(elements(segment_, shape.heads_kv, shape.head_dim) * scalar_bytes(input)),
                vk::MemoryUse::DeviceLocal, "segment cache K"),
-      cache_v_(device, at_least_a_word(elements(segment_, shape.heads_kv, shape.value_dim) * dtype_bytes(input)),
+      cache_v_(device, at_least_a_word(elements(segment_, shape.heads_kv, shape.value_dim) * scalar_bytes(input)),
                vk::MemoryUse::DeviceLocal, "segment cache V"),
       cache_kr_(device, elements(segment_, shape.heads_kv, shape.head_dim) * 4, vk::MemoryUse::DeviceLocal,
                 "segment cache rotated K"),
@@ -116,7 +117,7 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
          vk::MemoryUse::DeviceLocal, "delta residual") {
   vk::upload(beta_, std::span<const float>(beta));
 
-  const bool f16 = input == DType::F16;
+  const bool f16 = input == ElementType::F16;
   auto& pipelines = device.pipelines();
   rope_ = &pipelines.get(f16 ? vk::KernelSource{"rope_f16", spirv::rope_f16, 3, sizeof(RopePush)}
                              : vk::KernelSource{"rope_f32", spirv::rope_f32, 3, sizeof(RopePush)});
@@ -217,7 +218,7 @@ void InfiniAttentionLayer::advance(uint32_t tokens) {
 
 LayerSnapshot InfiniAttentionLayer::snapshot() const {
   const AttentionShape& s = shape_;
-  const uint64_t es = dtype_bytes(input_);
+  const uint64_t es = scalar_bytes(input_);
   LayerSnapshot state;
   state.open = open_;
   state.segments_written = segments_written_;
@@ -231,7 +232,7 @@ LayerSnapshot InfiniAttentionLayer::snapshot() const {
 
 bool InfiniAttentionLayer::fits(const LayerSnapshot& state) const {
   const AttentionShape& s = shape_;
-  const uint64_t es = dtype_bytes(input_);
+  const uint64_t es = scalar_bytes(input_);
   if (state.open >= segment_ || state.segments_written < 0) return false;
   return state.m.size() == elements(s.heads_kv, s.head_dim, s.value_dim) * 4 &&
                     state.z.size() == elements(s.heads_kv, s.head_dim, 1) * 4 &&
@@ -265,7 +266,7 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   const AttentionShape& s = shape_;
   const uint32_t hq = uint32_t(s.heads_q), hkv = uint32_t(s.heads_kv), d = uint32_t(s.head_dim),
                  dv = uint32_t(s.value_dim);
-  const uint64_t es = dtype_bytes(input_);
+  const uint64_t es = scalar_bytes(input_);
   const uint64_t need_q = elements(q.token0 + tokens, s.heads_q, s.head_dim) * es;
   const uint64_t need_k = elements(k.token0 + tokens, s.heads_kv, s.head_dim) * es;
   const uint64_t need_v = elements(v.token0 + tokens, s.heads_kv, s.value_dim) * es;

@@ -1,5 +1,5 @@
 #pragma once
-// One Infini-attention layer on the device (DESIGN.md section 1): RoPE, causal attention inside
+// One Infini-attention layer on the device (docs/design.md §1, §4.3): RoPE, causal attention inside
 // the segment, the memory read fused with the gate, and the per-segment memory write. The layer
 // owns the stream state (M, z and the open segment's K/V cache, all sized by the segment length,
 // never by the stream length) and records its work into a caller's command stream.
@@ -10,7 +10,7 @@
 
 #include "infini/attention_options.hpp"
 #include "ops/layer_snapshot.hpp"
-#include "util/dtype.hpp"
+#include "infini/element_type.hpp"
 #include "vk/buffer.hpp"
 #include "vk/command_stream.hpp"
 
@@ -38,7 +38,7 @@ class InfiniAttentionLayer {
  public:
   // `input` is the storage type of Q, K and V. Throws infini::Error on shapes or options that
   // do not fit (Hq % Hkv, head dims, RoPE settings, device limits).
-  InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options, DType input,
+  InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options, ElementType input,
                        std::span<const float> beta, AttentionKernel kernel = AttentionKernel::Auto);
   ~InfiniAttentionLayer();
 
@@ -69,7 +69,7 @@ class InfiniAttentionLayer {
   const vk::Buffer& memory() const noexcept { return m_; }  // M [Hkv][D][Dv] f32
   const vk::Buffer& norm() const noexcept { return z_; }    // z [Hkv][D] f32
   const AttentionShape& shape() const noexcept { return shape_; }
-  DType input_type() const noexcept { return input_; }
+  ElementType input_type() const noexcept { return input_; }
   AttentionKernel attention_kernel() const noexcept { return kernel_; }
 
  private:
@@ -79,7 +79,7 @@ class InfiniAttentionLayer {
   vk::Device& device_;
   AttentionShape shape_;
   InfiniOptions options_;
-  DType input_;
+  ElementType input_;
   uint32_t segment_;
   rope::RopeFrequencies freqs_;
   uint32_t rotary_dim_ = 0;

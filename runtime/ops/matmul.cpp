@@ -16,6 +16,7 @@
 #include "infini/error.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
+#include "util/scalar_bytes.hpp"
 
 namespace infini::ops {
 namespace {
@@ -24,35 +25,33 @@ struct Push {
   uint32_t m, n, k, lda, ldb, ldc, a_off, b_off, c_off;
 };
 
-// The storage variants of one matmul shader (A and B f32 or f16; A f16 with B f32 is not built).
+// One compiled storage variant of a matmul shader: the element types of A and B it reads. A kernel
+// family is the list of its variants; a storage pair without a row has no kernel.
 struct Variant {
+  ElementType a, b;
   std::string_view name;
   std::span<const uint32_t> spirv;
 };
-struct KernelFamily {
-  Variant a32_b32, a32_b16, a16_b16;
-};
+using KernelFamily = std::span<const Variant>;
 
-vk::KernelSource kernel_for(const KernelFamily& family, DType a, DType b) {
+vk::KernelSource kernel_for(KernelFamily family, ElementType a, ElementType b) {
   constexpr uint32_t kBuffers = 3;
-  const Variant* v = a == DType::F32 && b == DType::F32   ? &family.a32_b32
-                     : a == DType::F32 && b == DType::F16 ? &family.a32_b16
-                     : a == DType::F16 && b == DType::F16 ? &family.a16_b16
-                                                          : nullptr;
-  if (!v) throw Error("matmul: no kernel for A " + std::string(dtype_name(a)) + " and B " + std::string(dtype_name(b)));
-  return {v->name, v->spirv, kBuffers, sizeof(Push)};
+  for (const Variant& v : family)
+    if (v.a == a && v.b == b) return {v.name, v.spirv, kBuffers, sizeof(Push)};
+  throw Error("matmul: no kernel for A " + std::string(element_name(a)) + " and B " + std::string(element_name(b)));
 }
 
 using namespace infini::spirv;
-const KernelFamily kTiled{{"matmul_a32_b32", matmul_a32_b32},
-                          {"matmul_a32_b16", matmul_a32_b16},
-                          {"matmul_a16_b16", matmul_a16_b16}};
-const KernelFamily kRegs{{"matmul_regs_a32_b32", matmul_regs_a32_b32},
-                         {"matmul_regs_a32_b16", matmul_regs_a32_b16},
-                         {"matmul_regs_a16_b16", matmul_regs_a16_b16}};
-const KernelFamily kLanes{{"matmul_lanes_a32_b32", matmul_lanes_a32_b32},
-                          {"matmul_lanes_a32_b16", matmul_lanes_a32_b16},
-                          {"matmul_lanes_a16_b16", matmul_lanes_a16_b16}};
+using enum ElementType;
+constexpr Variant kTiled[] = {{F32, F32, "matmul_a32_b32", matmul_a32_b32},
+                              {F32, F16, "matmul_a32_b16", matmul_a32_b16},
+                              {F16, F16, "matmul_a16_b16", matmul_a16_b16}};
+constexpr Variant kRegs[] = {{F32, F32, "matmul_regs_a32_b32", matmul_regs_a32_b32},
+                             {F32, F16, "matmul_regs_a32_b16", matmul_regs_a32_b16},
+                             {F16, F16, "matmul_regs_a16_b16", matmul_regs_a16_b16}};
+constexpr Variant kLanes[] = {{F32, F32, "matmul_lanes_a32_b32", matmul_lanes_a32_b32},
+                              {F32, F16, "matmul_lanes_a32_b16", matmul_lanes_a32_b16},
+                              {F16, F16, "matmul_lanes_a16_b16", matmul_lanes_a16_b16}};
 
 // matmul_lanes.comp: rows of C per workgroup (A rows shared by its lanes) and columns per lane.
 // 32 x 8 was the fastest of 8x4 .. 32x8 and 16x16 on llvmpipe (512 rows, K 1024 and 2816: 1.6-1.9x
@@ -65,12 +64,12 @@ constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 
 
 
 void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, uint64_t cols, uint64_t ld,
-                   uint64_t offset, DType type) {
+                   uint64_t offset, ElementType type) {
   if (rows == 0 || cols == 0) return;
   const uint64_t last = offset + (rows - 1) * ld + cols;  // one past the last element
   if (ld < cols) throw Error(std::string("matmul: ") + name + " row stride is smaller than its row");
   // f16 data is read as whole 32-bit words, so the range must cover the last element's word.
-  const uint64_t needed = (last * dtype_bytes(type) + 3) / 4 * 4;
+  const uint64_t needed = (last * scalar_bytes(type) + 3) / 4 * 4;
   if (!r.buffer || needed > r.size)
     throw Error(std::string("matmul: ") + name + " needs " + std::to_string(needed) +
                 " bytes but its range has " + std::to_string(r.size));
@@ -110,7 +109,7 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
   return {32, 32, 16, 4, 4};
 }
 
-Matmul::Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles, MatmulKernel kernel) : a_(a), b_(b) {
+Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles, MatmulKernel kernel) : a_(a), b_(b) {
   if (kernel == MatmulKernel::Auto)
     kernel = !device.caps().is_software()              ? MatmulKernel::Tiled
              : supports_lanes_matmul(device.caps()) ? MatmulKernel::Lanes
@@ -151,7 +150,7 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   const uint32_t ldc = args.ldc ? args.ldc : args.n;
   check_operand("A", args.a, args.m, args.k, lda, args.a_offset, a_);
   check_operand("B", args.b, args.n, args.k, ldb, args.b_offset, b_);
-  check_operand("C", args.c, args.m, args.n, ldc, args.c_offset, DType::F32);
+  check_operand("C", args.c, args.m, args.n, ldc, args.c_offset, ElementType::F32);
   if (args.m == 0 || args.n == 0) return;
   const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset};
   // The CPU kernels read A and B in vectors of 4 (registers) or 8 (lanes) values.

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "util/dtype.hpp"
+#include "infini/element_type.hpp"
 #include "vk/capabilities.hpp"
 #include "vk/command_stream.hpp"
 
@@ -53,7 +53,7 @@ struct MatmulArgs {
 class Matmul {
  public:
   // Throws infini::Error when the tiles are inconsistent or exceed the device's limits.
-  Matmul(vk::Device& device, DType a, DType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto);
+  Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto);
 
   // Records one dispatch; checks that every operand fits its range.
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
@@ -63,7 +63,7 @@ class Matmul {
   static double flops(uint32_t m, uint32_t n, uint32_t k) { return 2.0 * m * n * k; }
 
  private:
-  DType a_, b_;
+  ElementType a_, b_;
   MatmulTiles tiles_;
   MatmulKernel kernel_;
   const vk::Pipeline* pipeline_;

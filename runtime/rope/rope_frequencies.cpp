@@ -1,4 +1,4 @@
-// Host RoPE inverse frequencies for every variant (DESIGN.md section 1). Everything is double
+// Host RoPE inverse frequencies for every variant (docs/design.md §2.2). Everything is double
 // precision: the kernels upload these values once, and the `infini rope` tool prints them.
 #include <algorithm>
 #include <cmath>

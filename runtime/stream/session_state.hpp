@@ -1,5 +1,5 @@
 #pragma once
-// The whole stream state of a model session as a file (DESIGN.md section 2): a versioned header,
+// The whole stream state of a model session as a file (docs/design.md §5.2): a versioned header,
 // the model fingerprint it belongs to, the token count, every layer's memory and open segment,
 // and a checksum over all of it. Files are written to a temporary file and renamed, so a crash
 // leaves either the old state or the new one. Reading treats the file as hostile: any damage,

@@ -1,6 +1,6 @@
 #pragma once
-// What a physical device can do, probed once when devices are enumerated. Kernels and the
-// quirk table read this record instead of querying Vulkan themselves.
+// What a physical device can do, probed once when devices are enumerated. Kernels read this
+// record to pick their variant instead of querying Vulkan themselves.
 #include <vulkan/vulkan.h>
 
 #include <array>

@@ -1,5 +1,5 @@
 """Minimal GGUF v3 writer and reader for the passkey demo: llama architecture keys and tensor names
-as llama.cpp writes them, plus the Infini-attention keys of ../../DESIGN section 2. f32 and f16
+as llama.cpp writes them, plus the Infini-attention keys of docs/design.md §3.3. f32 and f16
 tensors only. Tensors are given in PyTorch's [out, in] order; GGUF stores the dims reversed."""
 import struct
 

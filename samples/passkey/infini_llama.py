@@ -1,5 +1,5 @@
-"""A Llama-style transformer whose attention is Infini-attention exactly as ../../DESIGN section 1
-(and runtime/ops/infini_attention_reference): segment-local RoPE (interleaved pairs, as llama.cpp's
+"""A Llama-style transformer whose attention is Infini-attention exactly as docs/design.md §1 (and
+reference/infini_attention_reference.cpp): segment-local RoPE (interleaved pairs, as llama.cpp's
 NORM mode reads GGUF files), compressive memory M, z per KV head in fp32, delta or linear update,
 a learned gate g = sigmoid(beta) per query head weighting the memory, first segment 'mix'.
 

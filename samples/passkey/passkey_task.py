@@ -1,7 +1,7 @@
 """The passkey retrieval task (Mohtashami & Jaggi 2023, used by the Infini-attention paper) and the
 character vocabulary of the demo model.
 
-The C++ `infini passkey` command builds exactly the same text (samples/infini/passkey_text.cpp);
+The C++ `infini passkey` command builds exactly the same text (tools/infini/passkey_text.cpp);
 tests/passkey/check_passkey_text.py compares the two.
 
 Layout of one input, all plain text:

@@ -1,4 +1,4 @@
-// Element-wise functions of Infini-attention (DESIGN.md section 1), in one place so every kernel
+// Element-wise functions of Infini-attention (docs/design.md §1.3), in one place so every kernel
 // uses the same definitions.
 #ifndef INFINI_ACTIVATIONS_GLSL
 #define INFINI_ACTIVATIONS_GLSL

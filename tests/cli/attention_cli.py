@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`infini attention` end to end: .npy in and out against an independent NumPy float64
-implementation of DESIGN.md section 1, and one-line errors with a non-zero exit for bad input.
+implementation of docs/design.md §1, and one-line errors with a non-zero exit for bad input.
 
 Usage: attention_cli.py PATH_TO_INFINI
 """

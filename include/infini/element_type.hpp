@@ -1,0 +1,53 @@
+#pragma once
+// Every element type infini stores tensors in, with its traits in one table: the GGUF reader, the
+// host conversions, the kernels and the options all read this table, so a new type is a new row
+// here plus the kernels that read it. A block format (ggml's Q8_0: 32 values in 34 bytes) is a row
+// with block_elements > 1; f32 and f16 are blocks of one element.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace infini {
+
+enum class ElementType : uint8_t { F32, F16 };
+
+struct ElementTraits {
+  ElementType type;
+  std::string_view name;    // as options, files and messages spell it: "f32"
+  uint32_t ggml_type;       // the GGUF tensor type id (ggml_type)
+  uint32_t block_elements;  // values per block
+  uint32_t block_bytes;     // bytes per block
+};
+
+inline constexpr ElementTraits kElementTypes[] = {
+    {ElementType::F32, "f32", 0, 1, 4},
+    {ElementType::F16, "f16", 1, 1, 2},
+};
+
+constexpr const ElementTraits& element_traits(ElementType t) noexcept { return kElementTypes[std::size_t(t)]; }
+constexpr std::string_view element_name(ElementType t) noexcept { return element_traits(t).name; }
+
+// The type with this GGUF id or name; nullopt when infini does not store it.
+constexpr std::optional<ElementType> element_type_from_ggml(uint32_t ggml_type) noexcept {
+  for (const ElementTraits& t : kElementTypes)
+    if (t.ggml_type == ggml_type) return t.type;
+  return std::nullopt;
+}
+constexpr std::optional<ElementType> element_type_from_name(std::string_view name) noexcept {
+  for (const ElementTraits& t : kElementTypes)
+    if (t.name == name) return t.type;
+  return std::nullopt;
+}
+
+// Bytes of `count` values, or nullopt when `count` is not a whole number of blocks or the size
+// overflows.
+constexpr std::optional<uint64_t> element_bytes(ElementType t, uint64_t count) noexcept {
+  const ElementTraits& e = element_traits(t);
+  if (count % e.block_elements != 0) return std::nullopt;
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count / e.block_elements, uint64_t(e.block_bytes), &bytes)) return std::nullopt;
+  return bytes;
+}
+
+}  // namespace infini

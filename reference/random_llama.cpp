@@ -1,0 +1,126 @@
+// Random Llama GGUF files (see random_llama.hpp). Each tensor draws from its own splitmix64
+// stream, seeded from the model seed and the tensor's name.
+#include "reference/random_llama.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "infini/error.hpp"
+#include "reference/synthetic_vocab.hpp"
+
+namespace infini::model {
+
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return h;
+}
+
+// `count` values uniform in [mean - spread, mean + spread).
+std::vector<float> uniform(uint64_t seed, std::string_view name, int64_t count, double mean, double spread) {
+  uint64_t state = seed ^ fnv1a(name);
+  std::vector<float> v(static_cast<std::size_t>(count));
+  for (float& x : v) {
+    const double u = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
+    x = static_cast<float>(mean + spread * (2.0 * u - 1.0));
+  }
+  return v;
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) throw Error("random llama: " + what);
+}
+
+}  // namespace
+
+GgufWriter random_llama(const RandomLlamaOptions& o) {
+  check(o.vocab >= 3 && o.vocab <= INT32_MAX, "vocab must be at least 3, got " + std::to_string(o.vocab));
+  check(o.embd >= 1 && o.layers >= 1 && o.heads >= 1 && o.heads_kv >= 1 && o.ffn >= 1,
+        "embd, layers, heads, kv-heads and ffn must be positive");
+  check(o.embd <= (1 << 18) && o.layers <= 4096 && o.heads <= 4096 && o.ffn <= (1 << 20),
+        "a dimension is beyond the loader's limits");
+  check(o.embd % o.heads == 0, "embd " + std::to_string(o.embd) + " is not a multiple of heads " + std::to_string(o.heads));
+  check(o.heads % o.heads_kv == 0,
+        "heads " + std::to_string(o.heads) + " is not a multiple of kv-heads " + std::to_string(o.heads_kv));
+  const int64_t head_dim = o.embd / o.heads;
+  check(head_dim % 2 == 0, "head dim " + std::to_string(head_dim) + " must be even for RoPE");
+  check(o.segment >= 1 && o.segment <= (int64_t(1) << 30), "segment must be 1 to 2^30");
+  check(o.context_length >= 1, "context length must be positive");
+
+  GgufWriter w;
+  w.set_string("general.architecture", "llama");
+  w.set_string("general.name", "infini random llama");
+  w.set_u32("general.file_type", o.dtype == ElementType::F16 ? 1u : 0u);  // llama.cpp: 0 all f32, 1 mostly f16
+  w.set_u32("llama.context_length", static_cast<uint32_t>(std::min<int64_t>(o.context_length, UINT32_MAX)));
+  w.set_u32("llama.embedding_length", static_cast<uint32_t>(o.embd));
+  w.set_u32("llama.block_count", static_cast<uint32_t>(o.layers));
+  w.set_u32("llama.feed_forward_length", static_cast<uint32_t>(o.ffn));
+  w.set_u32("llama.attention.head_count", static_cast<uint32_t>(o.heads));
+  w.set_u32("llama.attention.head_count_kv", static_cast<uint32_t>(o.heads_kv));
+  w.set_f32("llama.attention.layer_norm_rms_epsilon", o.rms_eps);
+  w.set_f32("llama.rope.freq_base", static_cast<float>(o.rope_base));
+  w.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
+  if (o.infini) {
+    w.set_u32("infini.segment_length", static_cast<uint32_t>(o.segment));
+    w.set_string("infini.memory_update", o.update == UpdateRule::Linear ? "linear" : "delta");
+    w.set_string("infini.first_segment", o.first_segment == FirstSegment::Local ? "local" : "mix");
+  }
+
+  const SyntheticVocab vocab = synthetic_spm_vocab(o.vocab);
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_string_array("tokenizer.ggml.tokens", vocab.tokens);
+  w.set_f32_array("tokenizer.ggml.scores", vocab.scores);
+  w.set_i32_array("tokenizer.ggml.token_type", vocab.types);
+  w.set_u32("tokenizer.ggml.unknown_token_id", 0);
+  w.set_u32("tokenizer.ggml.bos_token_id", 1);
+  w.set_u32("tokenizer.ggml.eos_token_id", 2);
+  w.set_bool("tokenizer.ggml.add_bos_token", true);
+  w.set_bool("tokenizer.ggml.add_eos_token", false);
+
+  constexpr double kStd = 0.02;
+  const double kUniform = std::sqrt(3.0);  // spread of a uniform distribution with std 1
+  const double proj_std = kStd / std::sqrt(2.0 * static_cast<double>(o.layers));
+  auto matrix = [&](const std::string& name, int64_t in, int64_t out, double std_dev) {
+    w.add_tensor(name, o.dtype, {in, out}, uniform(o.seed, name, in * out, 0.0, std_dev * kUniform));
+  };
+  auto norm = [&](const std::string& name) {
+    w.add_tensor(name, ElementType::F32, {o.embd}, uniform(o.seed, name, o.embd, 1.0, 0.05));
+  };
+  const int64_t q = o.heads * head_dim, kv = o.heads_kv * head_dim;
+  matrix("token_embd.weight", o.embd, o.vocab, kStd);
+  for (int64_t i = 0; i < o.layers; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    norm(b + "attn_norm.weight");
+    matrix(b + "attn_q.weight", o.embd, q, kStd);
+    matrix(b + "attn_k.weight", o.embd, kv, kStd);
+    matrix(b + "attn_v.weight", o.embd, kv, kStd);
+    matrix(b + "attn_output.weight", q, o.embd, proj_std);
+    if (o.infini)  // beta logits: gates between about 0.27 and 0.73
+      w.add_tensor(b + "attn_mem_gate", ElementType::F32, {o.heads}, uniform(o.seed, b + "attn_mem_gate", o.heads, 0.0, 1.0));
+    norm(b + "ffn_norm.weight");
+    matrix(b + "ffn_gate.weight", o.embd, o.ffn, kStd);
+    matrix(b + "ffn_up.weight", o.embd, o.ffn, kStd);
+    matrix(b + "ffn_down.weight", o.ffn, o.embd, proj_std);
+  }
+  norm("output_norm.weight");
+  if (!o.tied) matrix("output.weight", o.embd, o.vocab, kStd);
+  return w;
+}
+
+RandomModelFile write_random_llama(const RandomLlamaOptions& options, const std::filesystem::path& path) {
+  const GgufWriter writer = random_llama(options);
+  const uint64_t bytes = writer.write(path);
+  return {bytes, writer.parameter_count()};
+}
+
+}  // namespace infini::model

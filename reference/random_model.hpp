@@ -1,0 +1,44 @@
+#pragma once
+// Random-weight Llama models of any shape, written as GGUF files: test and benchmark models that
+// need no download (`infini make-model`). Weights come from a seeded PRNG per tensor (the same
+// seed gives the same file; a tensor's values do not depend on which other tensors exist) and are
+// scaled like a freshly initialised transformer (std 0.02, output projections 0.02 / sqrt(2 *
+// layers), norm weights near 1), so activations stay finite over many layers. The vocabulary is
+// a synthetic SentencePiece one (synthetic_vocab.hpp). This header needs only the public API.
+#include <cstdint>
+#include <filesystem>
+
+#include "infini/attention_options.hpp"
+#include "infini/element_type.hpp"
+
+namespace infini::model {
+
+struct RandomLlamaOptions {
+  int64_t vocab = 512;
+  int64_t embd = 64;
+  int64_t layers = 2;
+  int64_t heads = 4;
+  int64_t heads_kv = 2;
+  int64_t ffn = 172;
+  int64_t context_length = 4096;
+  ElementType dtype = ElementType::F32;  // of the matrices; norms and gates are always f32
+  uint64_t seed = 1;
+  bool tied = false;                   // no output.weight: the output reuses token_embd
+  bool infini = true;                  // infini.* keys and blk.N.attn_mem_gate tensors
+  int64_t segment = kDefaultSegment;
+  UpdateRule update = UpdateRule::Delta;
+  FirstSegment first_segment = FirstSegment::Mix;
+  double rope_base = 10000.0;
+  float rms_eps = 1e-5f;
+};
+
+struct RandomModelFile {
+  uint64_t bytes = 0;       // size of the file written
+  uint64_t parameters = 0;  // values in its tensors
+};
+
+// Writes the model to `path` atomically. Throws infini::Error (one line naming the option or the
+// file) for shapes llama cannot have and for I/O failures.
+RandomModelFile write_random_llama(const RandomLlamaOptions& options, const std::filesystem::path& path);
+
+}  // namespace infini::model

@@ -1,0 +1,145 @@
+#include "infini/context.hpp"
+
+#include <cstdlib>
+
+#include "api/context_access.hpp"
+#include "model/layer_split.hpp"
+#include "vk/device.hpp"
+#include "vk/instance.hpp"
+
+namespace infini {
+namespace {
+
+std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+std::string capability_line(const vk::Capabilities& c) {
+  if (!c.usable) return "unusable: " + c.unusable_reason;
+  std::string s = "memory " + mib(c.device_local_bytes) + (c.unified_memory ? " unified" : "");
+  s += ", subgroup " + std::to_string(c.subgroup_size);
+  if (c.subgroup_size_control && c.min_subgroup_size != c.max_subgroup_size)
+    s += " (" + std::to_string(c.min_subgroup_size) + "-" + std::to_string(c.max_subgroup_size) + ")";
+  s += c.subgroups_in_compute ? " [" + vk::subgroup_operation_names(c.subgroup_operations) + "]" : " [not in compute]";
+  s += ", fp16 " + std::string(c.shader_float16 ? "yes" : "no");
+  s += ", 16-bit storage " + std::string(c.storage_buffer_16bit ? "yes" : "no");
+  s += ", int8 " + std::string(c.shader_int8 ? "yes" : "no");
+  s += ", int dot " + std::string(c.integer_dot_product ? "yes" : "no");
+  s += ", coopmat " + std::string(c.cooperative_matrix_khr ? "KHR" : c.cooperative_matrix_nv ? "NV" : "no");
+  s += ", shared " + std::to_string(c.max_shared_memory_bytes / 1024) + " KiB";
+  s += ", workgroup " + std::to_string(c.max_workgroup_invocations);
+  s += ", max buffer range " + mib(c.max_storage_buffer_range);
+  s += ", max allocation " + mib(c.max_memory_allocation_size);
+  s += ", timestamps " + std::string(c.timestamps ? "yes" : "no");
+  return s;
+}
+
+DeviceDescription describe(const vk::Capabilities& c, size_t index) {
+  DeviceDescription d;
+  d.index = index;
+  d.name = c.name;
+  d.vendor = c.vendor;
+  d.type = vk::device_type_name(c.type);
+  d.driver = (c.driver_name.empty() ? std::string("driver") : c.driver_name) + " " +
+             (c.driver_info.empty() ? vk::format_driver_version(c) : c.driver_info);
+  d.api_version = vk::format_api_version(c.api_version);
+  d.capabilities = capability_line(c);
+  d.usable = c.usable;
+  return d;
+}
+
+std::vector<vk::Capabilities> caps_of(const std::vector<vk::PhysicalDevice>& devices) {
+  std::vector<vk::Capabilities> caps;
+  for (const auto& d : devices) caps.push_back(d.caps);
+  return caps;
+}
+
+// "0,0,Intel" -> {"0", "0", "Intel"}; an empty entry is an error.
+std::vector<std::string> split_device_list(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
+    if (item.empty()) throw Error("device list '" + list + "' has an empty entry");
+    out.push_back(item);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// The selectors a Context opens when given none: INFINI_DEVICES, else none (INFINI_DEVICE or the
+// best device, see choose_device).
+std::vector<std::string> selectors_from_environment() {
+  const char* env = std::getenv("INFINI_DEVICES");
+  return env && *env ? split_device_list(env) : std::vector<std::string>{};
+}
+
+}  // namespace
+
+std::vector<DeviceDescription> list_devices() {
+  auto instance = vk::Instance::create();
+  const auto devices = vk::enumerate_physical_devices(*instance);
+  const auto caps = caps_of(devices);
+  std::vector<DeviceDescription> out;
+  for (size_t i = 0; i < devices.size(); ++i) out.push_back(describe(devices[i].caps, i));
+  const std::vector<std::string> env = selectors_from_environment();
+  if (!devices.empty()) out[env.empty() ? vk::choose_device(caps) : vk::select_device(caps, env.front())].default_choice = true;
+  return out;
+}
+
+struct Context::Impl {
+  std::shared_ptr<vk::Instance> instance;
+  std::vector<std::unique_ptr<vk::Device>> devices;
+  std::vector<size_t> indices;
+};
+
+
+Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()) {
+  vk::InstanceOptions instance_options = vk::instance_options_from_environment();
+  if (options.validation && instance_options.validation == vk::Validation::Off)
+    instance_options.validation = vk::Validation::IfAvailable;
+  impl_->instance = vk::Instance::create(instance_options);
+  const auto physical = vk::enumerate_physical_devices(*impl_->instance);
+  const auto caps = caps_of(physical);
+  std::vector<std::string> selectors = options.devices;
+  if (selectors.empty() && !options.device.empty()) selectors = {options.device};
+  if (selectors.empty()) selectors = selectors_from_environment();
+  if (selectors.empty()) impl_->indices = {vk::choose_device(caps)};
+  for (const std::string& s : selectors) impl_->indices.push_back(vk::select_device(caps, s));
+  for (size_t index : impl_->indices)
+    impl_->devices.push_back(std::make_unique<vk::Device>(impl_->instance, physical[index]));
+}
+
+Context::~Context() = default;
+Context::Context(Context&&) noexcept = default;
+Context& Context::operator=(Context&&) noexcept = default;
+
+DeviceDescription Context::device() const { return devices().front(); }
+
+std::vector<DeviceDescription> Context::devices() const {
+  std::vector<DeviceDescription> out;
+  for (size_t i = 0; i < impl_->devices.size(); ++i) {
+    out.push_back(describe(impl_->devices[i]->caps(), impl_->indices[i]));
+    out.back().default_choice = true;
+  }
+  return out;
+}
+
+uint64_t Context::device_memory_bytes() const { return vk::allocated_bytes(ContextAccess::devices(*this)); }
+
+uint64_t Context::peak_device_memory_bytes() const { return vk::peak_allocated_bytes(ContextAccess::devices(*this)); }
+
+void Context::reset_peak_device_memory() { vk::reset_peaks(ContextAccess::devices(*this)); }
+
+std::vector<int64_t> Context::layers_per_device(int64_t layers, std::span<const double> shares) const {
+  return model::layers_for_devices(ContextAccess::devices(*this), layers, shares);
+}
+
+std::vector<vk::Device*> ContextAccess::devices(const Context& context) {
+  std::vector<vk::Device*> out;
+  for (const auto& d : context.impl_->devices) out.push_back(d.get());
+  return out;
+}
+
+}  // namespace infini

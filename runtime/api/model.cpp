@@ -1,0 +1,90 @@
+#include "infini/model.hpp"
+
+#include "model/llama_loader.hpp"
+#include "model/llama_weights_check.hpp"
+#include "api/model_impl.hpp"
+
+namespace infini {
+namespace {
+
+// The stream options the file asks for, overridden by the caller's (as `infini run` does).
+model::RunnerOptions resolve(const model::LlamaConfig& c, const ModelOptions& options, const std::string& name) {
+  if (options.segment < 0) throw Error(name + ": segment length " + std::to_string(options.segment) + " is negative");
+  if (options.max_piece < 1) throw Error(name + ": max_piece must be at least 1");
+  return model::resolve_runner_options(c, options.memory, options.segment, options.max_piece);
+}
+
+ModelInfo describe(const model::LlamaWeights& w, const model::RunnerOptions& o, const std::string& name) {
+  const model::LlamaConfig& c = w.config;
+  ModelInfo i;
+  i.name = name;
+  i.vocab = c.vocab, i.embd = c.embd, i.layers = c.layers, i.heads = c.heads, i.heads_kv = c.heads_kv;
+  i.head_dim = c.head_dim, i.ffn = c.ffn, i.context_length = c.context_length;
+  i.segment = o.infini.segment;
+  i.memory = o.infini.memory;
+  i.has_infini_keys = c.has_infini_keys;
+  i.bos = w.vocab.bos, i.eos = w.vocab.eos, i.add_bos = w.vocab.add_bos;
+  return i;
+}
+
+// Loads in member order; the weights are checked here so that a bad file fails when it is
+// opened, not when the first session uploads it.
+model::LlamaWeights load(const model::GgufFile& file, std::vector<std::string>& warnings) {
+  model::LlamaWeights w = model::load_llama(file, warnings);
+  model::check_llama_weights(w);
+  if (!w.vocab.model.empty() && w.vocab.model != "llama")
+    warnings.push_back(file.name() + ": tokenizer.ggml.model is '" + w.vocab.model +
+                       "'; tokenize() applies the llama (SentencePiece) rules");
+  return w;
+}
+
+}  // namespace
+
+std::string_view memory_mode_name(MemoryMode mode) noexcept {
+  switch (mode) {
+    case MemoryMode::Auto: return "auto";
+    case MemoryMode::On: return "on";
+    case MemoryMode::Off: return "off";
+  }
+  return "?";
+}
+
+std::optional<MemoryMode> memory_mode_from_name(std::string_view name) noexcept {
+  for (MemoryMode m : {MemoryMode::Auto, MemoryMode::On, MemoryMode::Off})
+    if (memory_mode_name(m) == name) return m;
+  return std::nullopt;
+}
+
+Model::Impl::Impl(Context& c, const std::filesystem::path& path, const ModelOptions& options)
+    : context(c),
+      file(std::make_unique<model::GgufFile>(path)),
+      weights(load(*file, warnings)),
+      runner(resolve(weights.config, options, file->name())),
+      info(describe(weights, runner, file->name())),
+      tokenizer(weights.vocab) {
+  // Without shares the split is made per session, from the memory free when it uploads.
+  if (!options.split.empty())
+    layers_per_device = context.layers_per_device(weights.config.layers, options.split);
+}
+
+Model::Model(Context& context, const std::filesystem::path& gguf, const ModelOptions& options)
+    : impl_(std::make_shared<const Impl>(context, gguf, options)) {}
+
+Model::~Model() = default;
+Model::Model(const Model&) = default;
+Model& Model::operator=(const Model&) = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+
+const ModelInfo& Model::info() const noexcept { return impl_->info; }
+const std::vector<std::string>& Model::warnings() const noexcept { return impl_->warnings; }
+
+std::vector<int32_t> Model::tokenize(std::string_view text, bool add_bos) const {
+  return impl_->tokenizer.encode(text, add_bos);
+}
+
+std::string Model::detokenize(std::span<const int32_t> tokens) const { return impl_->tokenizer.decode(tokens); }
+
+std::string Model::piece(int32_t token) const { return impl_->tokenizer.piece(token); }
+
+}  // namespace infini

@@ -1,0 +1,33 @@
+#pragma once
+// What an infini::Model holds, shared by model.cpp and session.cpp: the mapped GGUF file, the
+// weight views into it, the tokenizer and the runner options resolved against the file.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "infini/model.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_runner.hpp"
+#include "model/llama_weights.hpp"
+#include "model/spm_tokenizer.hpp"
+
+namespace infini {
+
+struct Model::Impl {
+  Context& context;
+  std::unique_ptr<model::GgufFile> file;  // the mapping `weights` points into; never moves
+  std::vector<std::string> warnings;
+  model::LlamaWeights weights;
+  model::RunnerOptions runner;
+  std::vector<int64_t> layers_per_device;  // empty: by device memory, when a session uploads
+  ModelInfo info;
+  model::SpmTokenizer tokenizer;
+
+  Impl(Context& context, const std::filesystem::path& path, const ModelOptions& options);
+};
+
+struct ModelAccess {
+  static const std::shared_ptr<const Model::Impl>& impl(const Model& model) { return model.impl_; }
+};
+
+}  // namespace infini

@@ -1,0 +1,65 @@
+#include "infini/selfcheck.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+#include "api/context_access.hpp"
+#include "ops/host_tensor.hpp"
+#include "ops/matmul.hpp"
+#include "vk/command_stream.hpp"
+
+namespace infini {
+namespace {
+
+struct MatmulCase {
+  uint32_t m, n, k;
+  ElementType a, b;
+};
+
+// C = A B^T on the device for integer-valued A [m][k] and B [n][k] in -4..4: every product and
+// partial sum is an integer below 2^24, exact in f16 storage and f32 arithmetic in any order.
+SelfcheckResult check_matmul(vk::Device& device, const MatmulCase& c, std::mt19937& rng) {
+  std::uniform_int_distribution<int> value(-4, 4);
+  std::vector<float> a(size_t(c.m) * c.k), b(size_t(c.n) * c.k);
+  for (float& v : a) v = float(value(rng));
+  for (float& v : b) v = float(value(rng));
+  vk::Buffer da = ops::upload_tensor(device, a, c.a, "selfcheck A");
+  vk::Buffer db = ops::upload_tensor(device, b, c.b, "selfcheck B");
+  vk::Buffer dc(device, size_t(c.m) * c.n * 4, vk::MemoryUse::DeviceLocal, "selfcheck C");
+  ops::Matmul matmul(device, c.a, c.b);
+  vk::CommandStream stream(device);
+  stream.begin();
+  matmul.record(stream, {c.m, c.n, c.k, vk::BufferRange::whole(da), vk::BufferRange::whole(db),
+                         vk::BufferRange::whole(dc)});
+  stream.end();
+  stream.submit_and_wait();
+  const std::vector<float> got = ops::download_floats(dc, size_t(c.m) * c.n);
+  double worst = 0;
+  for (uint32_t i = 0; i < c.m; ++i)
+    for (uint32_t j = 0; j < c.n; ++j) {
+      int64_t exact = 0;
+      for (uint32_t p = 0; p < c.k; ++p) exact += int64_t(a[size_t(i) * c.k + p]) * int64_t(b[size_t(j) * c.k + p]);
+      const double error = std::fabs(double(got[size_t(i) * c.n + j]) - double(exact));
+      worst = std::isnan(error) ? INFINITY : std::max(worst, error);
+    }
+  const std::string name = "matmul " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
+                           " A " + std::string(element_name(c.a)) + " B " + std::string(element_name(c.b));
+  return {name, worst, worst == 0};
+}
+
+}  // namespace
+
+std::vector<SelfcheckResult> selfcheck(Context& context) {
+  vk::Device& device = ContextAccess::first_device(context);
+  using enum ElementType;
+  // One row (the decode kernels), odd sizes that leave every tile partly filled, and each storage pair.
+  const MatmulCase cases[] = {{1, 1, 1, F32, F32},       {1, 77, 129, F32, F16},    {17, 33, 65, F32, F32},
+                              {127, 255, 511, F32, F32}, {17, 33, 65, F32, F16},    {127, 255, 511, F16, F16}};
+  std::mt19937 rng(1234);
+  std::vector<SelfcheckResult> results;
+  for (const MatmulCase& c : cases) results.push_back(check_matmul(device, c, rng));
+  return results;
+}
+
+}  // namespace infini

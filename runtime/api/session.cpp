@@ -1,0 +1,140 @@
+#include "infini/session.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "api/context_access.hpp"
+#include "api/model_impl.hpp"
+#include "model/llama_runner.hpp"
+#include "model/sampler.hpp"
+#include "stream/session_state.hpp"
+
+namespace infini {
+
+struct SessionSnapshot::Impl {
+  stream::SessionState state;
+};
+
+int64_t SessionSnapshot::tokens_seen() const noexcept { return impl_ ? impl_->state.tokens_seen : 0; }
+
+uint64_t SessionSnapshot::bytes() const noexcept {
+  if (!impl_) return 0;
+  uint64_t n = 0;
+  for (const ops::LayerSnapshot& l : impl_->state.layers) n += l.m.size() + l.z.size() + l.k.size() + l.v.size() + l.kr.size();
+  return n;
+}
+
+struct Session::Impl {
+  std::shared_ptr<const Model::Impl> model;  // keeps the tokenizer and options alive
+  model::LlamaRunner runner;
+  // The logits of the last token fed, which generate() samples from. The state file does not
+  // hold them (they are an output, not stream state), so they are empty after reset or restore.
+  std::vector<float> last_logits;
+
+  explicit Impl(std::shared_ptr<const Model::Impl> m)
+      : model(std::move(m)),
+        runner(ContextAccess::devices(model->context), model->weights, model->runner, model->layers_per_device) {}
+
+  std::vector<float> forward(std::span<const int32_t> tokens, bool all_logits) {
+    std::vector<float> logits = runner.forward(tokens, all_logits);
+    const size_t vocab = size_t(model->info.vocab);
+    last_logits.assign(logits.end() - std::ptrdiff_t(vocab), logits.end());
+    return logits;
+  }
+
+  // The next piece of a feed with progress: the rest of the open segment, plus seven more
+  // segments on a pipeline of devices so that its stages overlap them.
+  size_t next_piece(size_t remaining) const {
+    const int64_t segment = runner.options().infini.segment;
+    const int64_t segments = runner.stages().size() > 1 ? 8 : 1;
+    return std::min(remaining, size_t(segment * segments - runner.tokens_seen() % segment));
+  }
+};
+
+Session::Session(const Model& model) : impl_(std::make_unique<Impl>(ModelAccess::impl(model))) {}
+
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+std::vector<float> Session::feed(std::span<const int32_t> tokens) { return impl_->forward(tokens, false); }
+
+std::vector<float> Session::feed_all(std::span<const int32_t> tokens) { return impl_->forward(tokens, true); }
+
+std::vector<float> Session::feed(std::span<const int32_t> tokens, const FeedCallback& on_piece) {
+  if (tokens.empty()) throw Error("session: nothing to feed");
+  const int64_t segment = impl_->runner.options().infini.segment;
+  std::vector<float> logits;
+  for (size_t done = 0; done < tokens.size();) {
+    const size_t piece = impl_->next_piece(tokens.size() - done);
+    logits = impl_->forward(tokens.subspan(done, piece), false);
+    done += piece;
+    const int64_t seen = impl_->runner.tokens_seen();
+    if (on_piece && !on_piece({int64_t(done), int64_t(tokens.size()), seen, seen % segment == 0})) break;
+  }
+  return logits;
+}
+
+std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions& options,
+                                       const TokenCallback& on_token) {
+  if (max_tokens < 0) throw Error("session: cannot generate " + std::to_string(max_tokens) + " tokens");
+  if (impl_->last_logits.empty())
+    throw Error("session: nothing to generate from; feed at least one token first (after reset or restore too)");
+  model::Sampler sampler({options.temperature, options.top_k, options.top_p, options.seed});
+  const model::SpmTokenizer& tokenizer = impl_->model->tokenizer;
+  std::vector<int32_t> out;
+  while (int64_t(out.size()) < max_tokens) {
+    const int32_t next = sampler.sample(impl_->last_logits);
+    if (next == tokenizer.eos()) break;
+    // Hand the text over before the next forward pass, so streamed output does not wait for it.
+    const bool more = !on_token || on_token(next, tokenizer.piece(next));
+    impl_->forward(std::span<const int32_t>(&next, 1), false);
+    out.push_back(next);
+    if (!more) break;
+  }
+  return out;
+}
+
+void Session::reset() {
+  impl_->runner.reset();
+  impl_->last_logits.clear();
+}
+
+void Session::save(const std::filesystem::path& path) const {
+  stream::write_session_state(path, impl_->runner.save_state());
+}
+
+void Session::restore(const std::filesystem::path& path) {
+  impl_->runner.restore_state(stream::read_session_state(path));  // throws, changing nothing
+  impl_->last_logits.clear();
+}
+
+SessionSnapshot Session::snapshot() const {
+  SessionSnapshot s;
+  s.impl_ = std::make_shared<const SessionSnapshot::Impl>(SessionSnapshot::Impl{impl_->runner.save_state()});
+  return s;
+}
+
+void Session::restore(const SessionSnapshot& snapshot) {
+  if (!snapshot.impl_) throw Error("session: the snapshot is empty");
+  impl_->runner.restore_state(snapshot.impl_->state);  // throws, changing nothing
+  impl_->last_logits.clear();
+}
+
+int64_t Session::tokens_seen() const noexcept { return impl_->runner.tokens_seen(); }
+
+int64_t Session::segment() const noexcept { return impl_->runner.options().infini.segment; }
+
+std::vector<SessionStage> Session::stages() const {
+  const Context& context = impl_->model->context;
+  const std::vector<vk::Device*> devices = ContextAccess::devices(context);
+  const std::vector<DeviceDescription> described = context.devices();
+  std::vector<SessionStage> out;
+  for (const model::LlamaRunner::StageInfo& s : impl_->runner.stages()) {
+    const size_t i = size_t(std::find(devices.begin(), devices.end(), s.device) - devices.begin());
+    out.push_back({described.at(i), s.layers.first, s.layers.count()});
+  }
+  return out;
+}
+
+}  // namespace infini

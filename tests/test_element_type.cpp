@@ -1,0 +1,46 @@
+// The element-type table: every row consistent with the GGUF ids and names it is looked up by,
+// block arithmetic, and the scalar-size guard the kernels rely on.
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+
+#include "infini/element_type.hpp"
+#include "infini/error.hpp"
+#include "util/scalar_bytes.hpp"
+
+namespace infini::test {
+namespace {
+
+TEST_CASE("Element types: one row each, found again by GGUF id and by name", "[element_type]") {
+  std::set<uint32_t> ids;
+  std::set<std::string_view> names;
+  for (size_t i = 0; i < std::size(kElementTypes); ++i) {
+    const ElementTraits& t = kElementTypes[i];
+    INFO(t.name);
+    CHECK(size_t(t.type) == i);  // element_traits indexes the table by the enum
+    CHECK(&element_traits(t.type) == &t);
+    CHECK(element_type_from_ggml(t.ggml_type) == t.type);
+    CHECK(element_type_from_name(t.name) == t.type);
+    CHECK(t.block_elements >= 1);
+    CHECK(t.block_bytes >= 1);
+    CHECK(ids.insert(t.ggml_type).second);
+    CHECK(names.insert(t.name).second);
+  }
+  // ggml's published ids for the scalar types.
+  CHECK(element_type_from_ggml(0) == ElementType::F32);
+  CHECK(element_type_from_ggml(1) == ElementType::F16);
+  CHECK_FALSE(element_type_from_ggml(8));  // Q8_0: not stored by infini yet
+  CHECK_FALSE(element_type_from_name("q8_0"));
+}
+
+TEST_CASE("Element bytes: whole blocks only, no overflow", "[element_type]") {
+  CHECK(element_bytes(ElementType::F32, 3) == 12u);
+  CHECK(element_bytes(ElementType::F16, 7) == 14u);
+  CHECK(element_bytes(ElementType::F16, 0) == 0u);
+  CHECK_FALSE(element_bytes(ElementType::F32, uint64_t(1) << 63));
+  CHECK(scalar_bytes(ElementType::F32) == 4);
+  CHECK(scalar_bytes(ElementType::F16) == 2);
+}
+
+}  // namespace
+}  // namespace infini::test

@@ -1,0 +1,145 @@
+// `infini bench --workload model --model F.gguf`: a GGUF model on the device. Prefill of
+// --prefill random tokens and decode of --decode tokens one at a time (tokens/s, wall clock,
+// including uploads and logits readback), and, for each --stream length, the tokens/s of a whole
+// stream fed segment by segment with the peak device memory it needed (which must not depend on
+// the length).
+#include <chrono>
+#include <random>
+
+#include "bench.hpp"
+#include "stopwatch.hpp"
+#include "bench_model_file.hpp"
+#include "infini/error.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_loader.hpp"
+#include "model/layer_split.hpp"
+#include "model/llama_runner.hpp"
+#include "model_options.hpp"
+#include "vk/device.hpp"
+
+namespace infini::cli {
+namespace {
+
+void bench_model(BenchRun& run) {
+  const BenchOptions& o = run.options;
+  const BenchModel bm = load_bench_model(o, "model");
+  const model::LlamaWeights& weights = bm.weights;
+  const model::LlamaConfig& c = weights.config;
+  const model::RunnerOptions& ro = bm.options;
+
+  // Memory figures are summed over the devices the layers are split over (--devices).
+  auto peak = [&] { return vk::peak_allocated_bytes(run.devices); };
+  auto reset_peak = [&] { vk::reset_peaks(run.devices); };
+  const std::vector<int64_t> split = model::layers_for_devices(run.devices, c.layers, run.split);
+  const uint64_t baseline = vk::allocated_bytes(run.devices);
+  reset_peak();
+  model::LlamaRunner runner(run.devices, weights, ro, split);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int32_t> token(0, int32_t(c.vocab - 1));
+  auto random_tokens = [&](int64_t n) {
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (int32_t& t : ids) t = token(rng);
+    return ids;
+  };
+  nlohmann::json shape{{"vocab", c.vocab}, {"embd", c.embd}, {"layers", c.layers}, {"heads", c.heads},
+                       {"heads_kv", c.heads_kv}, {"ffn", c.ffn}};
+  const nlohmann::json base{{"workload", "model"}, {"model", o.model}, {"shape", shape},
+                            {"segment", ro.infini.segment}, {"memory", ro.infini.memory}};
+
+  std::vector<double> prefill_rate, decode_rate;
+  for (int r = 0; r < o.repeat; ++r) {
+    runner.reset();
+    const std::vector<int32_t> prompt = random_tokens(o.prefill);
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<float> logits = runner.forward(prompt, false);
+    prefill_rate.push_back(double(o.prefill) / seconds_since(t0));
+    if (o.decode > 0) {
+      t0 = std::chrono::steady_clock::now();
+      for (int64_t i = 0; i < o.decode; ++i) {
+        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        logits = runner.forward(std::span<const int32_t>(&next, 1), false);
+      }
+      decode_rate.push_back(double(o.decode) / seconds_since(t0));
+    }
+  }
+  nlohmann::json record = base;
+  const Stats p = stats_of(prefill_rate);
+  record["phase"] = "prefill_decode";
+  record["prefill_tokens"] = o.prefill;
+  record["prefill_tokens_per_s"] = p.median;
+  record["prefill_tokens_per_s_min"] = p.min;
+  record["prefill_tokens_per_s_max"] = p.max;
+  if (!decode_rate.empty()) {
+    const Stats d = stats_of(decode_rate);
+    record["decode_tokens"] = o.decode;
+    record["decode_tokens_per_s"] = d.median;
+    record["decode_tokens_per_s_min"] = d.min;
+    record["decode_tokens_per_s_max"] = d.max;
+  }
+  record["repeats"] = o.repeat;
+  record["model_peak_device_bytes"] = peak() - baseline;
+  run.emit(record);
+
+  for (const int64_t tokens : o.stream_tokens) {
+    runner.reset();
+    reset_peak();
+    const std::vector<int32_t> piece = random_tokens(ro.infini.segment);
+    // Rates of the first and the last window of the stream, taken in the same run, show whether
+    // throughput depends on how far into the stream we are (it must not).
+    const int64_t window = std::min<int64_t>(tokens, 2 * ro.infini.segment);
+    double first_window_s = 0, last_window_s = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t done = 0; done < tokens;) {
+      const int64_t n = std::min<int64_t>(tokens - done, ro.infini.segment);
+      const auto tp = std::chrono::steady_clock::now();
+      runner.forward(std::span<const int32_t>(piece).first(size_t(n)), false);
+      const double dt = seconds_since(tp);
+      if (done < window) first_window_s += dt;
+      if (done >= tokens - window) last_window_s += dt;
+      done += n;
+    }
+    const double s = seconds_since(t0);
+    nlohmann::json line = base;
+    line["phase"] = "stream";
+    line["tokens"] = tokens;
+    line["seconds"] = s;
+    line["tokens_per_s"] = double(tokens) / s;
+    line["window_tokens"] = window;
+    line["first_window_tokens_per_s"] = double(window) / first_window_s;
+    line["last_window_tokens_per_s"] = double(window) / last_window_s;
+    line["stream_peak_device_bytes"] = peak() - baseline;
+    run.emit(line);
+    if (o.interleave) {
+      // A second runner that stays within its first segments, timed in alternation with the long
+      // stream's next segments: machine load that drifts over minutes hits both alike.
+      model::LlamaRunner fresh(run.devices, weights, ro, split);
+      const int64_t seg = ro.infini.segment;
+      const int rounds = 4;
+      double late_s = 0, early_s = 0;
+      auto time_segment = [&](model::LlamaRunner& r) {
+        const auto tp = std::chrono::steady_clock::now();
+        r.forward(piece, false);
+        return seconds_since(tp);
+      };
+      fresh.forward(piece, false);  // untimed: records its command buffers first
+      for (int i = 0; i < rounds; ++i) {
+        if (fresh.tokens_seen() >= 2 * seg) fresh.reset();
+        early_s += time_segment(fresh);
+        late_s += time_segment(runner);
+      }
+      nlohmann::json cmp = base;
+      cmp["phase"] = "stream_interleaved";
+      cmp["late_position"] = tokens;
+      cmp["segments_each"] = rounds;
+      cmp["early_tokens_per_s"] = double(rounds * seg) / early_s;
+      cmp["late_tokens_per_s"] = double(rounds * seg) / late_s;
+      cmp["late_over_early"] = early_s / late_s;
+      run.emit(cmp);
+    }
+  }
+}
+
+const RegisterWorkload model_workload{"model", 30, bench_model};
+
+}  // namespace
+}  // namespace infini::cli

@@ -1,0 +1,152 @@
+// `infini bench --workload pipeline --model F.gguf --device-sets 0/0,0`: the same model on several
+// device sets (each set its own logical devices, the layers split over them), prefill and decode
+// timed in alternation so machine load that drifts hits every set alike. One JSON line per set
+// with its tokens/s and their ratio to the first set's, and one with each device's busy intervals
+// during a prefill (timestamp queries) and how much of the time two or more devices were busy.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <random>
+
+#include "bench.hpp"
+#include "split_list.hpp"
+#include "stopwatch.hpp"
+#include "bench_model_file.hpp"
+#include "infini/context.hpp"
+#include "infini/error.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_loader.hpp"
+#include "model/llama_runner.hpp"
+#include "model_options.hpp"
+#include "api/context_access.hpp"
+#include "vk/device.hpp"
+
+namespace infini::cli {
+namespace {
+
+// Seconds during which at least two of the stages were busy, over the span of all intervals.
+double overlap_fraction(const std::vector<std::vector<model::BusyInterval>>& stages) {
+  std::vector<std::pair<double, int>> edges;
+  for (const auto& s : stages)
+    for (const auto& i : s) {
+      edges.push_back({i.begin_s, +1});
+      edges.push_back({i.end_s, -1});
+    }
+  if (edges.empty()) return 0;
+  std::sort(edges.begin(), edges.end());
+  double overlap = 0;
+  int busy = 0;
+  for (size_t i = 0; i + 1 < edges.size(); ++i) {
+    busy += edges[i].second;
+    if (busy >= 2) overlap += edges[i + 1].first - edges[i].first;
+  }
+  return overlap / (edges.back().first - edges.front().first);
+}
+
+struct DeviceSet {
+  std::string name;
+  std::unique_ptr<Context> context;
+  std::unique_ptr<model::LlamaRunner> runner;
+  std::vector<double> prefill, decode;
+};
+
+void bench_pipeline(BenchRun& run) {
+  const BenchOptions& o = run.options;
+  const BenchModel bm = load_bench_model(o, "pipeline");
+  const model::LlamaWeights& weights = bm.weights;
+  const model::LlamaConfig& c = weights.config;
+  const model::RunnerOptions& ro = bm.options;
+
+  std::vector<DeviceSet> sets;
+  for (const std::string& list : split_list(o.device_sets, '/')) {
+    DeviceSet s{list, nullptr, nullptr, {}, {}};
+    ModelArgs args;
+    args.devices = split_list(list, ',');
+    s.context = open_context(args);
+    const std::vector<int64_t> split = s.context->layers_per_device(c.layers);
+    s.runner = std::make_unique<model::LlamaRunner>(ContextAccess::devices(*s.context), weights, ro, split);
+    sets.push_back(std::move(s));
+  }
+  if (sets.empty()) throw Error("--device-sets names no devices");
+
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int32_t> token(0, int32_t(c.vocab - 1));
+  std::vector<int32_t> prompt(size_t(o.prefill));
+  for (int32_t& t : prompt) t = token(rng);
+  for (DeviceSet& s : sets) s.runner->forward(prompt, false);  // untimed: records command buffers
+  for (int r = 0; r < o.repeat; ++r)
+    for (DeviceSet& s : sets) {
+      s.runner->reset();
+      auto t0 = std::chrono::steady_clock::now();
+      std::vector<float> logits = s.runner->forward(prompt, false);
+      s.prefill.push_back(double(o.prefill) / seconds_since(t0));
+      t0 = std::chrono::steady_clock::now();
+      for (int64_t i = 0; i < o.decode; ++i) {
+        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        logits = s.runner->forward(std::span<const int32_t>(&next, 1), false);
+      }
+      if (o.decode > 0) s.decode.push_back(double(o.decode) / seconds_since(t0));
+    }
+
+  const Stats first_prefill = stats_of(sets.front().prefill);
+  const Stats first_decode = stats_of(sets.front().decode);
+  for (DeviceSet& s : sets) {
+    const Stats p = stats_of(s.prefill), d = stats_of(s.decode);
+    nlohmann::json stages = nlohmann::json::array();
+    for (const auto& st : s.runner->stages())
+      stages.push_back({{"device", st.device->caps().name},
+                        {"layers", std::to_string(st.layers.first) + "-" + std::to_string(st.layers.last - 1)}});
+    nlohmann::json line{{"workload", "pipeline"},
+                        {"model", o.model},
+                        {"devices", s.name},
+                        {"stages", stages},
+                        {"segment", ro.infini.segment},
+                        {"prefill_tokens", o.prefill},
+                        {"prefill_tokens_per_s", p.median},
+                        {"prefill_tokens_per_s_min", p.min},
+                        {"prefill_tokens_per_s_max", p.max},
+                        {"prefill_ratio_to_first", p.median / first_prefill.median},
+                        {"repeats", o.repeat},
+                        {"set_peak_device_bytes", s.context->peak_device_memory_bytes()}};
+    if (o.decode > 0) {
+      line["decode_tokens"] = o.decode;
+      line["decode_tokens_per_s"] = d.median;
+      line["decode_ratio_to_first"] = d.median / first_decode.median;
+    }
+    run.emit(line);
+  }
+
+  // Where each device was busy during one more prefill of every multi-device set.
+  for (DeviceSet& s : sets) {
+    if (s.runner->stages().size() < 2) continue;
+    s.runner->reset();
+    s.runner->record_timeline(true);
+    s.runner->forward(prompt, false);
+    const auto timeline = s.runner->timeline();
+    s.runner->record_timeline(false);
+    double origin = 1e300;
+    for (const auto& st : timeline)
+      for (const auto& i : st) origin = std::min(origin, i.begin_s);
+    nlohmann::json devices = nlohmann::json::array();
+    for (size_t i = 0; i < timeline.size(); ++i) {
+      nlohmann::json intervals = nlohmann::json::array();
+      double busy = 0;
+      for (const auto& b : timeline[i]) {
+        intervals.push_back({std::round((b.begin_s - origin) * 1e6) / 1e3, std::round((b.end_s - origin) * 1e6) / 1e3});
+        busy += b.end_s - b.begin_s;
+      }
+      devices.push_back({{"stage", i}, {"busy_ms", busy * 1e3}, {"intervals_ms", intervals}});
+    }
+    run.emit({{"workload", "pipeline"},
+              {"phase", "timeline"},
+              {"devices", s.name},
+              {"prefill_tokens", o.prefill},
+              {"overlap_fraction", overlap_fraction(timeline)},
+              {"stages", devices}});
+  }
+}
+
+const RegisterWorkload pipeline_workload{"pipeline", 40, bench_pipeline};
+
+}  // namespace
+}  // namespace infini::cli

@@ -1,0 +1,154 @@
+// infini bench: throughput and memory figures as JSON lines. Figures are meant to be compared
+// as ratios within one run (e.g. against the device's measured peak), never across runs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "bench.hpp"
+#include "command.hpp"
+#include "split_list.hpp"
+#include "infini/context.hpp"
+#include "model_options.hpp"
+#include "api/context_access.hpp"
+#include "vk/device.hpp"
+
+namespace infini::cli {
+
+std::vector<WorkloadEntry>& workloads() {
+  static std::vector<WorkloadEntry> all;
+  return all;
+}
+
+Stats stats_of(std::vector<double> s) {
+  if (s.empty()) return {};
+  std::sort(s.begin(), s.end());
+  const size_t n = s.size();
+  const double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  return {median, s.front(), s.back()};
+}
+
+uint64_t host_peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // kB
+  return 0;
+}
+
+void BenchRun::emit(nlohmann::json record) const {
+  const auto& caps = device.caps();
+  nlohmann::json line{{"device", caps.name}, {"driver", caps.driver_name + " " + caps.driver_info}};
+  line.update(record);
+  line["peak_device_bytes"] = vk::peak_allocated_bytes(devices);
+  line["host_rss_bytes"] = host_peak_rss_bytes();
+  std::printf("%s\n", line.dump().c_str());
+  std::fflush(stdout);
+}
+
+std::vector<double> BenchRun::time_ms(vk::CommandStream& stream, int repeats) const {
+  std::vector<double> out;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    stream.submit_and_wait();
+    const auto t1 = std::chrono::steady_clock::now();
+    const auto ts = stream.timestamps();
+    if (ts.size() >= 2)
+      out.push_back((ts.back().ns - ts.front().ns) * 1e-6);
+    else
+      out.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return out;
+}
+
+namespace {
+
+struct Args {
+  BenchOptions options;
+  std::string workloads = "peak_fma,matmul";
+  std::string dtypes = "f32,f16";
+  std::string matmul_kernels = "auto";
+  std::string tokens = "65536";
+  ModelArgs devices;  // --device, --devices, --split
+};
+
+int run_bench(Args& args) {
+  args.options.dtypes = split_list(args.dtypes);
+  for (const auto& d : args.options.dtypes)
+    if (d != "f32" && d != "f16" && d != "f32-f16")
+      throw Error("--dtype takes f32, f16 and/or f32-f16, not '" + d + "'");
+  args.options.matmul_kernels.clear();
+  for (const auto& name : split_list(args.matmul_kernels)) {
+    const auto kernel = ops::matmul_kernel_named(name);
+    if (!kernel) throw Error("--matmul-kernel takes auto, tiled, registers and/or lanes, not '" + name + "'");
+    args.options.matmul_kernels.push_back(*kernel);
+  }
+  args.options.tokens.clear();
+  for (const auto& t : split_list(args.tokens)) {
+    char* end = nullptr;
+    const long long v = std::strtoll(t.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > (1ll << 40)) throw Error("--tokens takes positive token counts, not '" + t + "'");
+    args.options.tokens.push_back(v);
+  }
+  auto wanted = split_list(args.workloads);
+  auto& all = workloads();
+  for (const auto& w : wanted)
+    if (std::none_of(all.begin(), all.end(), [&](const WorkloadEntry& e) { return e.name == w; })) {
+      std::string names;
+      for (const auto& e : all) names += (names.empty() ? "" : ", ") + e.name;
+      throw Error("unknown workload '" + w + "' (have: " + names + ")");
+    }
+  std::sort(all.begin(), all.end(), [](const WorkloadEntry& a, const WorkloadEntry& b) { return a.order < b.order; });
+
+  const std::unique_ptr<Context> context = open_context(args.devices);
+  const std::vector<vk::Device*> devices = ContextAccess::devices(*context);
+  BenchRun run{*devices.front(), args.options, devices, args.devices.options.split};
+  for (const auto& w : all)
+    if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end()) w.run(run);
+  return 0;
+}
+
+const RegisterCommand registration{
+    "bench", "Measure throughput and memory; prints one JSON object per line", [](CLI::App& app) {
+      auto args = std::make_shared<Args>();
+      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, matmul, attention, model, pipeline)")
+          ->capture_default_str();
+      app.add_option("--repeat", args->options.repeat, "Timed runs per measurement")
+          ->check(CLI::Range(1, 1000))
+          ->capture_default_str();
+      app.add_option("--m", args->options.m, "matmul rows of A and C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
+      app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
+      app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
+      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights)")
+          ->capture_default_str();
+      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, registers, lanes")
+          ->capture_default_str();
+      app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
+      app.add_option("--segment", args->options.segment, "attention: segment length N")
+          ->check(CLI::Range(int64_t(1), int64_t(1) << 20))->capture_default_str();
+      app.add_option("--heads", args->options.heads_q, "attention: query heads")->check(CLI::Range(1, 1024))->capture_default_str();
+      app.add_option("--kv-heads", args->options.heads_kv, "attention: key/value heads")->check(CLI::Range(1, 1024))->capture_default_str();
+      app.add_option("--head-dim", args->options.head_dim, "attention: head dim")->check(CLI::Range(1, 256))->capture_default_str();
+      app.add_option("--model", args->options.model, "model: GGUF file (see infini make-model)");
+      app.add_option("--prefill", args->options.prefill, "model: prompt tokens to prefill")
+          ->check(CLI::Range(int64_t(1), int64_t(1) << 24))->capture_default_str();
+      app.add_option("--decode", args->options.decode, "model: tokens to decode one at a time")
+          ->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
+      app.add_option("--stream", args->options.stream_tokens, "model: comma-separated stream lengths to time")
+          ->delimiter(',');
+      app.add_flag("--interleave", args->options.interleave,
+                   "model: after each --stream, alternate segments of that stream and of a fresh one, so both see "
+                   "the same machine load, and report their tokens/s ratio");
+      add_memory_option(app, args->options.memory);
+      app.add_option("--model-segment", args->options.model_segment, "model: segment length (0: the file's)")
+          ->check(CLI::Range(int64_t(0), int64_t(1) << 24));
+      app.add_option("--device-sets", args->options.device_sets,
+                     "pipeline: device sets to compare, separated by '/' (devices in a set by ',')")
+          ->capture_default_str();
+      add_device_options(app, args->devices);
+      app.footer("On lavapipe set LP_NUM_THREADS to the number of cores.");
+      return [args] { return run_bench(*args); };
+    }};
+
+}  // namespace
+}  // namespace infini::cli

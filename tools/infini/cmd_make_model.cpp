@@ -1,0 +1,63 @@
+// infini make-model: writes a random-weight Llama GGUF of any shape (reference/random_model.hpp),
+// for tests, benchmarks and demos that need a model but no download. Prints one line with the
+// file size and the parameter count.
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "command.hpp"
+#include "reference/random_model.hpp"
+
+namespace infini::cli {
+namespace {
+
+struct MakeModelArgs {
+  std::string out;
+  model::RandomLlamaOptions options;
+  bool no_infini = false;
+};
+
+int run_make_model(MakeModelArgs& args) {
+  args.options.infini = !args.no_infini;
+  const model::RandomModelFile file = model::write_random_llama(args.options, args.out);
+  const model::RandomLlamaOptions& o = args.options;
+  std::printf("%s: %" PRIu64 " bytes, %" PRIu64 " parameters (%s, vocab %" PRId64 ", embd %" PRId64 ", %" PRId64
+              " layers, %" PRId64 "/%" PRId64 " heads, ffn %" PRId64 "%s%s)\n",
+              args.out.c_str(), file.bytes, file.parameters, element_name(o.dtype).data(), o.vocab, o.embd,
+              o.layers, o.heads, o.heads_kv, o.ffn, o.tied ? ", tied output" : "", o.infini ? ", infini" : "");
+  return 0;
+}
+
+const RegisterCommand registration{
+    "make-model", "Write a random-weight Llama GGUF of any shape (synthetic SentencePiece vocabulary)",
+    [](CLI::App& app) {
+      auto args = std::make_shared<MakeModelArgs>();
+      model::RandomLlamaOptions& o = args->options;
+      app.add_option("--out", args->out, "Output .gguf file (written atomically)")->required();
+      app.add_option("--vocab", o.vocab, "Vocabulary size (>= 3; 259 covers the byte tokens)")->capture_default_str();
+      app.add_option("--embd", o.embd, "Embedding width")->capture_default_str();
+      app.add_option("--layers", o.layers, "Transformer blocks")->capture_default_str();
+      app.add_option("--heads", o.heads, "Query heads (divides --embd)")->capture_default_str();
+      app.add_option("--kv-heads", o.heads_kv, "Key/value heads (divides --heads)")->capture_default_str();
+      app.add_option("--ffn", o.ffn, "Feed-forward width")->capture_default_str();
+      app.add_option("--context", o.context_length, "llama.context_length (informational)")->capture_default_str();
+      const std::map<std::string, ElementType> dtypes{{"f32", ElementType::F32}, {"f16", ElementType::F16}};
+      app.add_option("--dtype", o.dtype, "Matrix storage type: f32|f16 (norms and gates stay f32; default f32)")
+          ->transform(CLI::CheckedTransformer(dtypes));
+      app.add_option("--seed", o.seed, "PRNG seed (same seed, same file)")->capture_default_str();
+      app.add_flag("--tied", o.tied, "No output.weight: the output projection reuses token_embd");
+      app.add_option("--segment", o.segment, "infini.segment_length")->capture_default_str();
+      const std::map<std::string, UpdateRule> updates{{"linear", UpdateRule::Linear}, {"delta", UpdateRule::Delta}};
+      app.add_option("--update", o.update, "infini.memory_update: linear|delta (default delta)")
+          ->transform(CLI::CheckedTransformer(updates));
+      const std::map<std::string, FirstSegment> firsts{{"mix", FirstSegment::Mix}, {"local", FirstSegment::Local}};
+      app.add_option("--first-segment", o.first_segment, "infini.first_segment: mix|local (default mix)")
+          ->transform(CLI::CheckedTransformer(firsts));
+      app.add_flag("--no-infini", args->no_infini, "A plain Llama file: no infini.* keys, no attn_mem_gate tensors");
+      return [args] { return run_make_model(*args); };
+    }};
+
+}  // namespace
+}  // namespace infini::cli

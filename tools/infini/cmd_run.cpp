@@ -1,0 +1,141 @@
+// infini run: streams text of any length through a GGUF model (segment by segment, progress on
+// stderr), then generates -n tokens and prints them to stdout as they come. Long prefills can
+// checkpoint their state every K segments and be resumed from the last checkpoint after a crash.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "command.hpp"
+#include "infini/npy.hpp"
+#include "stopwatch.hpp"
+#include "model_options.hpp"
+
+namespace infini::cli {
+namespace {
+
+struct RunArgs {
+  ModelArgs model;
+  std::string prompt, file;
+  int generate = 64;
+  SamplingOptions sampling;
+  bool quiet = false;
+  std::string load_state, save_state;
+  int64_t checkpoint_every = 0;  // segments between checkpoints during prefill (0: none)
+  bool resume = false;           // the input restarts the stream the state was saved from
+  std::string logits_out;
+};
+
+std::string read_input(const RunArgs& args) {
+  if (!args.prompt.empty() && !args.file.empty()) throw Error("give at most one of -p and -f");
+  if (!args.prompt.empty()) return args.prompt;
+  std::ostringstream text;
+  if (!args.file.empty()) {
+    std::ifstream in(args.file, std::ios::binary);
+    if (!in) throw Error(args.file + ": cannot open");
+    text << in.rdbuf();
+  } else {
+    text << std::cin.rdbuf();
+  }
+  return text.str();
+}
+
+// Where a resumed run picks up its input: after the tokens the state already holds.
+size_t resume_point(const std::string& state_file, int64_t held, size_t input) {
+  if (held >= int64_t(input))
+    throw Error(state_file + ": the state already holds " + std::to_string(held) + " tokens and the input has " +
+                std::to_string(input) + "; nothing is left to resume");
+  return size_t(held);
+}
+
+int run_text(const RunArgs& args) {
+  if (args.checkpoint_every > 0 && args.save_state.empty()) throw Error("--checkpoint-every needs --save-state");
+  if (args.resume && args.load_state.empty()) throw Error("--resume needs --load-state");
+  const std::string text = read_input(args);
+  OpenModel m = open_model(args.model);
+  Session& session = *m.session;
+  const std::vector<int32_t> ids = m.model->tokenize(text, m.model->info().add_bos);
+  if (ids.empty()) throw Error("the input is empty and the vocabulary has no BOS token to start from");
+  const int64_t segment = session.segment();
+  // A restored session continues its stream: the new text follows what it has already read,
+  // unless --resume says the input is that stream again from its start.
+  size_t done = 0;
+  if (!args.load_state.empty()) {
+    session.restore(args.load_state);
+    if (args.resume) done = resume_point(args.load_state, session.tokens_seen(), ids.size());
+  }
+
+  // Prefill in pieces that end on segment boundaries, so progress can be shown for inputs of any
+  // length and a checkpoint there resumes into exactly the same pieces.
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t resumed = done;
+  int64_t checkpoints = session.tokens_seen() / segment / std::max<int64_t>(args.checkpoint_every, 1);
+  const std::vector<float> logits =
+      session.feed(std::span<const int32_t>(ids).subspan(done), [&](const FeedProgress& p) {
+        const int64_t segments = p.tokens_seen / segment;
+        // Never checkpoint the whole input: a run resumed from it would have no logits to continue.
+        if (args.checkpoint_every > 0 && p.at_segment_boundary && segments / args.checkpoint_every > checkpoints &&
+            p.fed < p.total) {
+          session.save(args.save_state);
+          checkpoints = segments / args.checkpoint_every;
+        }
+        if (!args.quiet)
+          std::fprintf(stderr, "\rprefill %zu/%zu tokens, %lld segments done, %.1f tokens/s", resumed + size_t(p.fed),
+                       ids.size(), static_cast<long long>(segments), double(p.fed) / seconds_since(t0));
+        return true;
+      });
+  if (!args.quiet) std::fprintf(stderr, "\n");
+  // Before any state covering the whole input is saved, so a crash after that save finds these.
+  if (!args.logits_out.empty()) {
+    const int64_t shape[] = {int64_t(logits.size())};
+    write_npy_f32(args.logits_out, logits, shape);
+  }
+
+  const auto t1 = std::chrono::steady_clock::now();
+  const std::vector<int32_t> produced =
+      session.generate(args.generate, args.sampling, [](int32_t, std::string_view piece) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+        return true;
+      });
+  std::printf("\n");
+  if (!args.save_state.empty()) session.save(args.save_state);
+  if (!args.quiet)
+    std::fprintf(stderr, "generated %zu tokens, %.2f tokens/s; stream length %lld tokens\n", produced.size(),
+                 double(produced.size()) / seconds_since(t1), static_cast<long long>(session.tokens_seen()));
+  return 0;
+}
+
+const RegisterCommand registration{
+    "run", "Stream text of any length through a GGUF model, then generate", [](CLI::App& app) {
+      auto args = std::make_shared<RunArgs>();
+      add_model_options(app, args->model);
+      app.add_option("-p,--prompt", args->prompt, "Input text");
+      app.add_option("-f,--file", args->file, "Read the input text from a file (default: stdin)");
+      app.add_option("-n,--n-predict", args->generate, "Tokens to generate (stops early at EOS)")
+          ->check(CLI::Range(0, 1 << 24));
+      app.add_option("--temp", args->sampling.temperature, "Sampling temperature (0: greedy)")->default_val(0.8);
+      app.add_option("--top-k", args->sampling.top_k, "Keep the k most likely tokens (0: all)")->default_val(40);
+      app.add_option("--top-p", args->sampling.top_p, "Keep the smallest set reaching this probability")
+          ->default_val(0.95);
+      app.add_option("--seed", args->sampling.seed, "Sampling seed")->default_val(0);
+      app.add_flag("--quiet", args->quiet, "No progress on stderr");
+      app.add_option("--load-state", args->load_state, "Continue the stream saved in this state file");
+      app.add_option("--save-state", args->save_state, "Save the stream state here at the end (atomic write)");
+      app.add_option("--checkpoint-every", args->checkpoint_every,
+                     "Also save the state to --save-state every K completed segments during prefill")
+          ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+      app.add_flag("--resume", args->resume,
+                   "With --load-state: the input is the whole stream the state was saved from (the same text);"
+                   " the tokens the state already holds are skipped. To recover from a crash, rerun the same"
+                   " command with --load-state STATE --resume");
+      app.add_option("--logits-out", args->logits_out,
+                     "Write the logits of the last input position as float32 [vocab] .npy (atomic write)");
+      return [args] { return run_text(*args); };
+    }};
+
+}  // namespace
+}  // namespace infini::cli

@@ -1,0 +1,29 @@
+#pragma once
+// Subcommands of the `infini` program register themselves with a static RegisterCommand, so
+// main.cpp never changes when one is added. A name with a space ("rope bound") is a subcommand of
+// a group ("rope"), which registers itself with no setup.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace infini::cli {
+
+// Adds the subcommand's options to `app` and returns what runs it (exit code). Empty for a group.
+using CommandSetup = std::function<std::function<int()>(CLI::App& app)>;
+
+struct Command {
+  std::string name;
+  std::string description;
+  CommandSetup setup;
+};
+
+std::vector<Command>& commands();
+
+struct RegisterCommand {
+  RegisterCommand(std::string name, std::string description, CommandSetup setup) {
+    commands().push_back({std::move(name), std::move(description), std::move(setup)});
+  }
+};
+
+}  // namespace infini::cli
