@@ -1,5 +1,15 @@
 #!/usr/bin/python3
-"""Trains the passkey demo model (a small Llama with Infini-attention) on CPU and exports GGUF.
+"""Trains the passkey demo model (a small Llama with Infini-attention) on the CPU and exports GGUF.
+
+The model is infini_llama.py (the PyTorch counterpart of the runtime's layer: same math, same GGUF
+tensors), the task is passkey_task.py (the text `infini passkey` builds). Every training example
+is one fresh stream: the intro, filler text with a 5-digit key line at a random depth, and the
+question. The loss weighs the answer and the key's second copy inside the key line (weight 1 and
+0.999); every other next-character prediction counts at weight 0.01. Gradients flow through every
+segment of the stream, so the model learns what to write into the compressive memory and when to
+read it back.
+
+Reproducing samples/passkey/passkey.gguf: these commands, in this order, make the shipped file.
 
     /usr/bin/python3 samples/passkey/train_passkey.py --out /tmp/passkey-base.gguf
     /usr/bin/python3 samples/passkey/train_passkey.py --init /tmp/passkey-base.gguf --seed 3 --out /tmp/passkey-2l.gguf
@@ -16,135 +26,83 @@
     OPENBLAS_NUM_THREADS=1 /usr/bin/python3 samples/passkey/train_passkey.py --init /tmp/passkey-384.gguf \
         --stages segment-384-local --seed 43 --out samples/passkey/passkey.gguf
 
-are the exact commands that produced samples/passkey/passkey.gguf (about 75, 45, 54, 31, 95, 72, 42
-and 30 minutes here; install libopenblas0-pthread first: Debian's torch otherwise runs on the
-reference BLAS, 12x slower). They run the recipes (--stages NAME) base, fine-tune, grow, split,
-long-segment, wide, segment-384 and segment-384-local in turn. The first two made the 2-layer files
-shipped before (`git show be5e20f:samples/passkey/passkey.gguf` and `git show
-f92c725:samples/passkey/passkey.gguf`), the fourth the 64-token file (`git show
-117f523:samples/passkey/passkey.gguf`), the fifth the 4-head file (`git show
-2abf673:samples/passkey/passkey.gguf`), the sixth the 256-token 6-head file shipped before this one
-(`git show fa67a56:samples/passkey/passkey.gguf`).
-Seeded and reproducible: the same --threads gives the same weights (torch reductions depend on the
-thread count), also when resumed from --checkpoint outside the copy drill (whose generator
-restarts).
+They run the recipes base, fine-tune, grow, split, long-segment, wide, segment-384 and
+segment-384-local (the second and third pick theirs by default, see --stages). Install
+libopenblas0-pthread first: without it Debian's torch uses the reference BLAS, which is about 12x
+slower. With --threads 1 (the default) set OPENBLAS_NUM_THREADS=1 as well, or OpenBLAS keeps a
+thread of its own busy on another core. Training is seeded: the same --seed and --threads give the
+same weights, also when a run is resumed from --checkpoint (outside the copy drill, whose generator
+starts afresh). Torch's reductions depend on the thread count and on the torch and BLAS build, so
+another setup reproduces the file up to float rounding.
 
-Each passkey example is one fresh stream: the intro, filler text with a 5-digit key line at a
-random depth, the question; the loss is the answer and the key's second copy in the key line
-(next-character cross-entropy elsewhere, at weight 0.01). Gradients flow through every segment, so
-the model learns what to write into the compressive memory and when to read it. The curriculum
-(the recipes base, fine-tune, grow and split, in order):
+Options
+    --out FILE        the GGUF file to write (required)
+    --init GGUF       start from this file's weights and shape, with a fresh optimizer
+    --add-layers N    with --init: N new layers on top whose output projections (wo, w_down) start
+                      at zero, so the grown model computes exactly what the loaded one does
+    --add-heads N     with --init: N new heads in every layer, each with a KV head and memory of its
+                      own, their columns of wo at zero (needs as many KV heads as heads); n_embd
+                      stays, so the exported file carries llama.attention.key_length
+    --segment N       segment length (default 64, or the --init file's)
+    --stages R        a recipe name (below) or a stage list; default base, fine-tune with --init,
+                      grow with --add-layers
+    --seed N          seeds the streams, the initialisation and the copy drill (default 1)
+    --threads N       torch threads (default 1)
+    --lr X            learning rate of stages without lr= (default 3e-3)
+    --embd, --layers, --heads, --ffn   shape of a fresh model (128, 2, 4, 256); --init overrides
+    --checkpoint FILE model, optimizer and step saved every 100 steps; a run resumes from it
+    --export-only     write --out from --checkpoint as it is, without training
 
-1. a random-token copy drill (no effect measured; kept so the recipe stays the one that ran);
-2. two and three segments of 64 tokens without the intro: the key line in the first segment, the
-   question in the next, so little besides the key is in the memory (this is where reading the key
-   back through the memory is learned: 0% to 71% of answers in 3000 steps);
-3. four to six segments with the intro, then 8-16; gradient clipping from step 4700 (at lr 3e-3
-   without it, accuracy collapsed once);
-4. memory dilution: filler tokens count `dil` times (drawn log-uniformly per stream) in the memory
-   write, so a 1000-token stream fills the memory like one of a million tokens; and `anyend`: the
-   question ends anywhere in its segment, also right at a boundary, where the answer must start
-   with no question in local sight (lengths that are multiples of 64 always end there);
-5. `boundary`: half the streams end their prompt in the last 6 tokens of a segment or exactly at
-   its end, so the answer continues in a new segment; lr 1e-3 and 3e-4, twice.
-6. (fine-tune, from --init) 80% such streams, half of them ending exactly at a segment's
-   end; then `fillonly`: the dilution weighs only the filler, not the intro, question and answer.
-   Before it, a 1000-token training stream held the question at 1000-token strength, so the model
-   never learned to notice a question that is 37 tokens among 32K in the memory: at 32,768 tokens
-   it continued the filler (" blue. T") instead of answering in every trial.
+Every 50 steps the script prints the loss, the share of whole answers right per stream kind
+("memory": the key lies in a segment before the answer's; "edge": moreover the answer starts a
+segment; "local": the key is in local sight; "copy" for the drill) and each layer's mean gate
+sigmoid(beta).
 
-7. (grow, --add-layers 1) a third layer on top, started at zero output so the grown model begins
-   exactly where the 2-layer one is, trained with the rest on 4-8-segment streams (dilution up to
-   8192, twice the batch) at falling learning rates: answers that start a segment 83% -> 96% in
-   training; on real inputs ending on a segment boundary 78-81% -> 85-94% of 8-64-segment streams.
-8. (split) half the streams place the key where a segment boundary cuts its line right after the
-   key. Accuracy depends most on that placement (accuracy_by_segments.py --by-key-offset): with
-   the key's first digit in the last 16 tokens of its segment, every model so far answered 28-73%
-   of 16- and 64-segment streams, elsewhere the grown one 91-100%. This stage lifted those to
-   48-87% and 64-segment (4096-token) streams from 90% to 95% (192 streams, seed 5; 384 streams
-   of seed 6: 86%, the 2-layer file 77%).
-9. (long-segment, --segment 256) the same weights with 256-token segments, 2-4 of them a stream, 30%
-   split: a boundary cuts the key line's first copy in about 6% of inputs instead of 25%. Local
-   attention starts at distances it never saw (the split file read with 128-token segments: 66% of
-   4096-token streams; at 256, local answers fell to 8% in training) and relearns them. 384 streams
-   of seed 6: 90.1% / 90.4% at 1024 / 4096 tokens against 89.6% / 86.2%; through the runtime, 90% of
-   138 trials at 4K-1M tokens against 85% of 72. The last eighth of a segment is still weak (key at
-   224-255: 60% of 40 streams). This run was resumed once from its checkpoint at step 3300 (the
-   schedule shortened from 8000 steps to this one; steps before 4500 are the same in both).
-10. (wide, --add-heads 2) two more heads in every layer (6 of dim 32; n_embd stays 128, so the
-   file says llama.attention.key_length), each with a memory of its own, their columns of wo
-   started at zero so the wider model begins exactly where step 9 ended; 3500 steps of step 9's
-   streams at lr 3e-4, 1e-4, 3e-5. 384 streams of seed 6: 97.4% / 99.5% at 4096 / 1024 tokens
-   against 90.4% / 90.1%, every key placement 100% but the last eighth (75%, was 60%): more
-   memory, not more training, was what the digit-slot errors needed (4500 more steps of step 9 on
-   the 4-head model gave 91.1%). Through the runtime, 134 of 138 trials at 4K-1M against 124;
-   with 20 trials at 128K too, 195 of 203, every miss a key in the last eighth of its segment.
-   --add-heads 4 in the same recipe (seed 21, 1.5 s a step against 1.3): 94.3% at 4096 tokens.
+Stage lists: comma-separated items `steps:segments:batch[:flag...]`, where segments is N or LO-HI
+(drawn per step) and 0 means the copy drill (random characters with one span repeated; the loss is
+on the repeat, which bootstraps content-based copying). Flags:
+    nointro       streams without the intro, so the memory holds little besides the key
+    lr=X          this stage's learning rate
+    clip=X        gradient-norm clipping at X
+    dil=X         memory dilution: in the memory write each filler token counts w times, w drawn
+                  log-uniformly from [1, X] per stream, so a stream of a few segments fills M and z
+                  like one up to X times longer (the key line keeps weight 1)
+    fillonly      with dil: only the filler is diluted; the intro, question and answer keep weight
+                  1, so the question is as faint in the memory as after a very long input
+    anyend        the prompt ends anywhere in its segment (else in its second half)
+    boundary[=S]  a share S (0.5 when bare) of the streams end the prompt in the last 6 tokens of a
+                  segment or exactly at its end, so the answer starts with little question in sight
+    exact=S       of those, a share S end exactly at a segment's end, as every input whose length
+                  is a multiple of the segment length does
+    split=S       a share S of the streams put the key's first digit in the last `zone` tokens of
+                  its segment, so a boundary cuts the key line right after the key
+    zone=N        the split zone (default SPLIT_ZONE, 20)
+    drop=S        with dil: a share S of the streams write one part of the key line with weight 0
+    dropfirst=S   with dil: a share S write nothing of the key line before its second copy
 
-11. (segment-384, --segment 384, from step 10's file) the same weights with 384-token segments, 2-4
-   of them a stream, 30% split with the key's first digit in the last 32 tokens of its segment;
-   900, 500 and 300 steps at lr 3e-4, 1e-4, 3e-5 (1.45 s a step): 98.7% of 384 seed-6 streams of
-   11 segments (4224 tokens), the last eighth of a segment 89% (step 10: 75%), every other 100%.
-   Through the runtime its misses were keys in the question's own segment, copied locally with a
-   wrong digit: 80% of its streams end the prompt at most 6 tokens before a boundary.
-12. (segment-384-local, from step 11's file) the same streams with boundary=0.5, so more prompts end
-   inside a segment with the key in local sight; 400, 500 and 400 steps at lr 2e-4, 1e-4, 3e-5
-   (1.4 s a step): 98.7% of the same streams, the last eighth 91%; with prompts ending anywhere
-   (accuracy_by_segments.py --prompt-end anywhere --by-kind, 192 seed-6 streams) 97.4% against step
-   10's 93.8% (16 segments); through the runtime (infini passkey --trials 20, seed 0) 4K 100/100/95%,
-   32K 95/95/100%, 128K 100/100/95%, 1M 1/1 each, 5000 and 10000 tokens (off every segment grid)
-   119 of 120 against step 10's 114.
+Recipes (RECIPES below), each meant to start from the file the one before it writes:
+    base          from scratch with 64-token segments: the copy drill; 2-3 segments without the
+                  intro, the key line in the first and the question in the next (where reading the
+                  key back through the memory is learned); 4-6, 8-16 and 8-24 segments with the intro,
+                  gradient clipping, dilution growing to 4096 with anyend; then boundary streams at
+                  alternating learning rates 1e-3 and 3e-4
+    fine-tune     80% boundary streams, half of them ending exactly at a segment's end; then the
+                  same with fillonly
+    grow          with --add-layers 1: 4-8-segment streams, dilution up to 8192, batch 8, falling
+                  learning rates
+    split         half the streams split (the key line cut by a boundary)
+    long-segment  with --segment 256: 2-4 segments a stream, 30% split, so a boundary cuts the key
+                  line far more rarely; local attention learns distances up to 255
+    wide          with --add-heads 2: long-segment's streams for the wider model
+    segment-384   with --segment 384: 2-4 segments, 30% split with zone 32
+    segment-384-local  the same streams with boundary=0.5: more prompts end inside a segment,
+                  where the key may be in local sight of the question and must be copied from there
 
-Tried and not kept (2026-11-25): more of split at a higher learning rate (3e-4; placements
-unchanged, the rest worse), a short retraining at 128 tokens (--segment: 1200 steps gave 82% of
-8-segment streams, below the 64-token file; 4300 steps later, 80% of 96 4096-token streams,
-stopped), 700 steps on real 16-48-segment streams, and writing each segment's filler 1-16 times in a
-row into the memory. The errors left are digits in the wrong order or swapped for another digit of
-the key.
-
-Tried after step 9 and not kept (2026-11-26; --init step 9's file --seed 13, about 75 minutes
-each): 4500 more steps of _LONG at lr 1e-4 then 3e-5: 91.1% / 91.4% of the 384 seed-6 streams at
-4096 / 1024 tokens (step 9: 90.4% / 90.1%), key at 224-255 still 60%; through the runtime 55 / 53 of
-60 trials at 4K / 32K (step 9: 55 / 52); with split=0.5:zone=40 instead (the key's first digit
-anywhere in the last 40 tokens), 89.8% / 90.4%, key at 224-255 57%.
-
-Tried after step 10 and not kept (2026-11-26; --init step 10's file, split=0.5:zone=32 in _LONG, so
-half the streams put the key's first digit in the last eighth of its segment, the only placements
-step 10 still misses; about 60 minutes each, two at a time): 2500 steps at lr 1e-4 then 3e-5
-(--seed 23): 70.8% of the 96 seed-6 --split-zone streams against 72.9%; --add-heads 2 more (8
-heads) and 2000 steps at 3e-4, 1e-4, 3e-5 (--seed 25, 1.75 s a step): 78.1% of them, and 97.9% /
-98.4% of the 384 seed-6 streams at 4096 / 1024 tokens against 97.4% / 99.5% (the last eighth 85%,
-new misses elsewhere): no better for a slower model. Training on the cut placements has not moved
-them in any model since step 8.
-
-Step 11 alone (2026-11-26) was not kept at first: through the runtime (--trials 20) 4K 100/100/90%,
-32K 95/100/100%, no better than step 10's 95/100/95% and 100/95/100%; the 4K misses were keys in the
-question's own segment (" 88799" for 88769, " 05611" for 05641), local copying, which
-accuracy_by_segments.py did not test before --prompt-end anywhere (with it: 96.4% against step
-10's 93.8%; 4K-1M end on step 10's segment grid, not on this one's). Step 12 is its continuation.
-The same stages as step 11 at --segment 512 (2-3 segments a stream, --seed 31, 1.8 s a step): 97.4% of 384
-seed-6 4096-token streams, the last eighth 80% of 35 and three misses at 320-447, where local
-attention had not yet relearned the new distances.
-
-Why the cut key lines fail (accuracy_by_segments.py --split-zone --no-write PARTS): the models
-write the key almost only from ". Remember it. ", whose tokens see the whole first copy locally;
-without those writes, placements at 40-47 fall from 100% to 38%. Where a boundary cuts that
-part, or the digits themselves (first digit at 60-63: 2 of 13 streams right), the tokens after
-the boundary see part of a key and write it as if it were a whole one: " 15774" for 14574, the
-digits past the boundary landing in slots 2-3, because the memory keeps no order and a segment's
-first digit cannot tell how many came before it. Tried against that, not kept (same day): write
-dropout (drop=0.6 with split, 8000 steps from the shipped file: 89.8% / 86.7% of 16- / 64-segment
-streams against 89.6% / 86.2%, 384 streams of seed 6), then dropfirst=0.3 (4000 steps more:
-90.9% / 84.6%; the writes after the second copy did not take over), and a fourth layer grown with
-split (no better on the cut placements after 4000 steps, 0.8 s a step). A longer segment makes the
-cut placements rarer (25% of inputs at 64 tokens, 6% at 256): step 9.
-
-The base recipe grew while it ran (each stage was appended to a run resumed from its checkpoint);
-a fresh run of it repeated it step for step (checked: the first 3300 steps gave a bit-identical
-file). Since 2026-11-26 infini_llama.py computes a segment's attention 64 query rows at a time
-(5-10x faster at 512 tokens): the same values up to float rounding, so the recipes before that now
-repeat to rounding, not bit for bit. With --threads 1 set OPENBLAS_NUM_THREADS=1 too: OpenBLAS
-otherwise keeps a thread of its own busy on the second core (seen at 70% of it, mostly system time).
+Accuracy depends most on where a segment boundary cuts the key line: a model writes the key into
+the memory mostly from ". Remember it. ", whose tokens see the whole first copy, and tokens after
+a boundary that cuts the key write only part of it. samples/passkey/accuracy_by_segments.py
+measures a model per stream length and key placement in PyTorch; `infini passkey -m FILE` measures
+it through the runtime.
 """
 import argparse
 import copy
@@ -173,9 +131,9 @@ STAGES = ",".join([
     "2500:8-24:4:clip=1:dil=4096:anyend:boundary:lr=1e-3", "1500:8-24:4:clip=1:dil=4096:anyend:boundary:lr=3e-4",
 ])
 
-# The fine-tune that made the 2-layer file from the one STAGES makes (run with --init that file
-# and --seed 3): prompts that end exactly at a segment's end (exact), then memory dilution of the
-# filler only (fillonly), so the question is as faint in the memory as after a long input.
+# The fine-tune recipe (--init the file STAGES makes, --seed 3): prompts that end exactly at a
+# segment's end (exact), then memory dilution of the filler only (fillonly), so the question is as
+# faint in the memory as after a long input.
 _EDGE = "8-24:4:clip=1:dil=4096:anyend:boundary=0.8:exact=0.5"
 FINE_TUNE_STAGES = ",".join([
     f"2500:{_EDGE}:lr=5e-4", f"2000:{_EDGE}:lr=2e-4", f"3000:{_EDGE}:lr=1e-4",
@@ -190,7 +148,7 @@ _GROW = "4-8:8:clip=1:dil=8192:anyend:boundary=0.8:exact=0.5:fillonly"
 GROW_STAGES = ",".join([f"3000:{_GROW}:lr=3e-4", f"3000:{_GROW}:lr=1e-4", f"3000:{_GROW}:lr=3e-5"])
 
 # Then, from the grown file (--init it, --seed 7, --stages split): half the streams place the key
-# where a segment boundary cuts its line right after the key (split), the placements that failed.
+# where a segment boundary cuts its line right after the key (split), the placements models miss most.
 _SPLIT = "6-10:8:clip=1:dil=8192:anyend:boundary=0.8:exact=0.5:fillonly:split=0.5"
 SPLIT_STAGES = ",".join([f"1500:{_SPLIT}:lr=2e-4", f"1500:{_SPLIT}:lr=1e-4", f"1000:{_SPLIT}:lr=3e-5"])
 
@@ -201,7 +159,7 @@ SPLIT_STAGES = ",".join([f"1500:{_SPLIT}:lr=2e-4", f"1500:{_SPLIT}:lr=1e-4", f"1
 _LONG = "2-4:8:clip=1:dil=8192:anyend:boundary=0.8:exact=0.5:fillonly:split=0.3"
 LONG_SEGMENT_STAGES = ",".join([f"3000:{_LONG}:lr=3e-4", f"1500:{_LONG}:lr=1e-4", f"1000:{_LONG}:lr=3e-5"])
 
-# Last (--init the long-segment file --add-heads 2 --seed 21 --stages wide): more heads in every
+# Then (--init the long-segment file --add-heads 2 --seed 21 --stages wide): more heads in every
 # layer, each with a memory of its own, trained on long-segment's streams at falling learning rates.
 WIDE_STAGES = ",".join([f"1500:{_LONG}:lr=3e-4", f"1200:{_LONG}:lr=1e-4", f"800:{_LONG}:lr=3e-5"])
 
@@ -298,8 +256,8 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
         if split and rng.random() < split:
             # This share of the streams: the key's first digit lies in the last `zone` tokens
             # of its segment, so the key line is cut by a segment boundary right after the key.
-            # About a quarter of real inputs are placed so, and those were the ones that failed
-            # (40-66% right where the rest are 96-100%).
+            # With 64-token segments about a quarter of real inputs are placed so, and these are
+            # the placements a model answers worst.
             for _ in range(100):
                 if first_digit(prompt) % segment >= segment - zone:
                     break
@@ -318,7 +276,7 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
             kinds.append("local")
         else:  # "edge": the answer starts a segment, with no question in local sight
             kinds.append("edge" if len(prompt) % segment == 0 else "memory")
-        if dilution > 1:  # (no draw otherwise: stages without it see the streams they saw before it)
+        if dilution > 1:  # (no draw otherwise: this draw never shifts the streams of stages without it)
             line = at[0] - task.KEY_LINE.index("{key}")
             ww = np.full(T, math.exp(rng.uniform(0.0, math.log(dilution))), dtype=np.float32)
             ww[line:line + len(task.KEY_LINE.format(key=key))] = 1.0
@@ -330,9 +288,9 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
                 ww[len(prompt) - len(task.QUESTION):] = 1.0
             if drop and rng.random() < drop:
                 # Write dropout: this share of the streams writes one part of the key line (drawn
-                # from key_line_parts) with weight 0. The models wrote the key mostly from
+                # from key_line_parts) with weight 0. A model tends to write the key mostly from
                 # ". Remember it. ", whose tokens see the whole first copy; where a boundary cuts
-                # that part, nothing else wrote it. Dropping a part teaches redundant writes.
+                # that part, nothing else writes it. Dropping a part asks for redundant writes.
                 parts = list(key_line_parts(len(key)).values())
                 a, e = parts[int(rng.integers(0, len(parts)))]
                 ww[line + a:line + e] = 0.0
