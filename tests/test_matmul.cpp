@@ -1,4 +1,4 @@
-// The tiled matmul against the float64 reference, on shapes that are not tile multiples, with
+// Every matmul kernel against the float64 reference, on shapes that are not tile multiples, with
 // guard regions and row gaps around the output that must come back untouched.
 #include <cstring>
 
@@ -108,6 +108,25 @@ TEST_CASE_METHOD(GpuTest, "lanes matmul matches the float64 reference", "[gpu][m
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb));
     const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 5 + s.k, ops::MatmulKernel::Lanes);
+    CHECK(r.nmse <= 1e-9);
+    CHECK(r.guard_violations == 0);
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "matrix-vector matmul matches the float64 reference for 1 to 8 rows", "[gpu][matmul]") {
+  const ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
+  const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
+                                 std::pair{ElementType::F16, ElementType::F16});
+  // Every row count; one column and an odd column count (the workgroups' 2 columns); K shorter
+  // than one pass of the 128 invocations, not a multiple of a pass, and several passes; K not a
+  // multiple of 4 and 9 rows fall back to the tiled kernel.
+  constexpr Shape shapes[] = {{1, 1, 4},    {1, 77, 132},  {2, 33, 516},  {3, 64, 1028}, {4, 5, 2048},
+                              {5, 9, 12},   {6, 31, 260},  {7, 2, 8},     {8, 129, 1540}, {1, 37, 13},
+                              {9, 40, 64}};
+  for (const Shape& s : shapes) {
+    INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb) << " "
+              << ops::matmul_kernel_name(kernel));
+    const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 11 + s.k, kernel);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }

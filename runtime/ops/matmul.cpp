@@ -13,6 +13,12 @@
 #include "spirv/matmul_regs_a16_b16.h"
 #include "spirv/matmul_regs_a32_b16.h"
 #include "spirv/matmul_regs_a32_b32.h"
+#include "spirv/matvec_a16_b16.h"
+#include "spirv/matvec_a16_b16_shared.h"
+#include "spirv/matvec_a32_b16.h"
+#include "spirv/matvec_a32_b16_shared.h"
+#include "spirv/matvec_a32_b32.h"
+#include "spirv/matvec_a32_b32_shared.h"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
@@ -49,6 +55,12 @@ constexpr Variant kTiled[] = {{F32, F32, "matmul_a32_b32", matmul_a32_b32},
 constexpr Variant kRegs[] = {{F32, F32, "matmul_regs_a32_b32", matmul_regs_a32_b32},
                              {F32, F16, "matmul_regs_a32_b16", matmul_regs_a32_b16},
                              {F16, F16, "matmul_regs_a16_b16", matmul_regs_a16_b16}};
+constexpr Variant kVector[] = {{F32, F32, "matvec_a32_b32", matvec_a32_b32},
+                               {F32, F16, "matvec_a32_b16", matvec_a32_b16},
+                               {F16, F16, "matvec_a16_b16", matvec_a16_b16}};
+constexpr Variant kVectorShared[] = {{F32, F32, "matvec_a32_b32_shared", matvec_a32_b32_shared},
+                                     {F32, F16, "matvec_a32_b16_shared", matvec_a32_b16_shared},
+                                     {F16, F16, "matvec_a16_b16_shared", matvec_a16_b16_shared}};
 constexpr Variant kLanes[] = {{F32, F32, "matmul_lanes_a32_b32", matmul_lanes_a32_b32},
                               {F32, F16, "matmul_lanes_a32_b16", matmul_lanes_a32_b16},
                               {F16, F16, "matmul_lanes_a16_b16", matmul_lanes_a16_b16}};
@@ -62,6 +74,16 @@ constexpr uint32_t kLanesWidth = 8, kLanesRows = 32, kLanesCols = 8, kLanesMinRo
 // weight is used once anyway and a taller block would only compute clamped copies.
 constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 16;
 
+
+// matvec.comp: invocations per workgroup and columns of C per workgroup.
+constexpr uint32_t kVectorWorkgroup = 128, kVectorCols = 2;
+
+// Whether matvec.comp's subgroup reduction can run: subgroup arithmetic in compute shaders, and
+// subgroups of at least 4 invocations (its shared array has a slot per 4).
+bool supports_subgroup_matvec(const vk::Capabilities& caps) {
+  constexpr VkSubgroupFeatureFlags kNeeded = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  return caps.subgroups_in_compute && (caps.subgroup_operations & kNeeded) == kNeeded && caps.min_subgroup_size >= 4;
+}
 
 void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, uint64_t cols, uint64_t ld,
                    uint64_t offset, ElementType type) {
@@ -80,7 +102,7 @@ void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, ui
 namespace {
 constexpr std::pair<MatmulKernel, std::string_view> kKernelNames[] = {
     {MatmulKernel::Auto, "auto"}, {MatmulKernel::Tiled, "tiled"}, {MatmulKernel::Registers, "registers"},
-    {MatmulKernel::Lanes, "lanes"}};
+    {MatmulKernel::Lanes, "lanes"}, {MatmulKernel::Vector, "vector"}, {MatmulKernel::VectorShared, "vector-shared"}};
 }  // namespace
 
 std::string_view matmul_kernel_name(MatmulKernel kernel) {
@@ -110,6 +132,7 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
 }
 
 Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles, MatmulKernel kernel) : a_(a), b_(b) {
+  const bool requested_auto = kernel == MatmulKernel::Auto;
   if (kernel == MatmulKernel::Auto)
     kernel = !device.caps().is_software()              ? MatmulKernel::Tiled
              : supports_lanes_matmul(device.caps()) ? MatmulKernel::Lanes
@@ -117,6 +140,17 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
   if (kernel == MatmulKernel::Lanes && !supports_lanes_matmul(device.caps()))
     throw Error("matmul: the lanes kernel needs 8-lane subgroups with shuffle operations in compute shaders");
   kernel_ = kernel;
+  // GPUs (Auto) take the matrix-vector kernel for calls of at most kMaxVectorRows rows.
+  const bool vector = kernel == MatmulKernel::Vector || kernel == MatmulKernel::VectorShared ||
+                      (kernel == MatmulKernel::Tiled && requested_auto);
+  if (vector) {
+    const bool shared = kernel == MatmulKernel::VectorShared || !supports_subgroup_matvec(device.caps());
+    const vk::KernelSource source = kernel_for(shared ? KernelFamily(kVectorShared) : KernelFamily(kVector), a, b);
+    for (uint32_t rows = 1; rows <= kMaxVectorRows; ++rows) {
+      const uint32_t spec[] = {kVectorWorkgroup, rows, kVectorCols};
+      vector_[rows - 1] = &device.pipelines().get(source, spec);
+    }
+  }
   if (kernel == MatmulKernel::Lanes) {
     const uint32_t spec[] = {kLanesRows, kLanesCols};
     lanes_ = &device.pipelines().get(kernel_for(kLanes, a, b), spec);
@@ -160,10 +194,13 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   const auto ceil_div = [](uint32_t x, uint32_t y) { return (x + y - 1) / y; };
   const vk::Pipeline* pipeline = pipeline_;
   std::array<uint32_t, 3> groups{ceil_div(args.n, tiles_.bn), ceil_div(args.m, tiles_.bm), 1};
-  if (kernel_ == MatmulKernel::Lanes && aligned(8) && args.m >= kLanesMinRows) {
+  if (vector_[0] && aligned(4) && args.m <= kMaxVectorRows) {
+    pipeline = vector_[args.m - 1];
+    groups = {ceil_div(args.n, kVectorCols), 1, 1};
+  } else if (kernel_ == MatmulKernel::Lanes && aligned(8) && args.m >= kLanesMinRows) {
     pipeline = lanes_;
     groups = {ceil_div(args.n, kLanesWidth * kLanesCols), ceil_div(args.m, kLanesRows), 1};
-  } else if (kernel_ != MatmulKernel::Tiled && aligned(4)) {
+  } else if ((kernel_ == MatmulKernel::Registers || kernel_ == MatmulKernel::Lanes) && aligned(4)) {
     const bool one_row = args.m == 1;
     const uint32_t tm = one_row ? 1 : kRegsRows, tn = one_row ? kRegsRowCols : kRegsCols;
     pipeline = one_row ? regs_row_ : regs_block_;

@@ -1,6 +1,7 @@
 #pragma once
 // C = A * B^T on the device: A is [m][k], B is [n][k] (both k-contiguous, f32 or f16),
 // C is [m][n] f32. fp32 accumulation. Tile sizes are specialization constants.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -32,8 +33,13 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
 // once and passed between its lanes with subgroupShuffle (matmul_lanes.comp); it needs a subgroup
 // of exactly 8 lanes with shuffle operations, and K, the strides and offsets of A and B to be
 // multiples of 8, else the call falls back to Registers, as calls with few rows (decode) do.
-// Auto: Lanes on CPU devices that support it, else Registers on CPU devices, Tiled elsewhere.
-enum class MatmulKernel { Auto, Tiled, Registers, Lanes };
+// Vector: calls of at most kMaxVectorRows rows (decode) run matvec.comp, which streams B at memory
+// bandwidth (K split over a workgroup, subgroup sums); other calls run Tiled. VectorShared: the
+// same with the sums in shared memory only, what devices without subgroup arithmetic get.
+// Auto: Lanes on CPU devices that support it, else Registers on CPU devices; elsewhere Vector for
+// a few rows and Tiled for more.
+enum class MatmulKernel { Auto, Tiled, Registers, Lanes, Vector, VectorShared };
+inline constexpr uint32_t kMaxVectorRows = 8;
 
 // "auto", "tiled", "registers", "lanes" (what the bench prints and takes).
 std::string_view matmul_kernel_name(MatmulKernel kernel);
@@ -70,6 +76,7 @@ class Matmul {
   const vk::Pipeline* regs_block_ = nullptr;  // Registers: kRegsRows x kRegsCols per invocation
   const vk::Pipeline* regs_row_ = nullptr;    // Registers for one row (decode)
   const vk::Pipeline* lanes_ = nullptr;       // Lanes: kLanesRows x 8 * kLanesCols per workgroup
+  std::array<const vk::Pipeline*, kMaxVectorRows> vector_{};  // matvec.comp for 1..8 rows, when used
 };
 
 }  // namespace infini::ops

@@ -48,7 +48,8 @@ struct BenchRun {
   const BenchOptions& options;
   std::vector<vk::Device*> devices;  // the model workload splits its layers over these
   std::vector<double> split;         // --split shares (empty: by device memory)
-  double peak_gflops = 0;  // measured by the peak_fma workload earlier in the same run
+  double peak_gflops = 0;     // measured by the peak_fma workload earlier in the same run
+  double bandwidth_gbps = 0;  // measured by the bandwidth workload earlier in the same run
   // Adds device, memory (summed over `devices`) and RSS fields and prints the object as one line.
   void emit(nlohmann::json record) const;
   // Submits a recorded stream (which must hold timestamps "start" and "end") `repeats` times

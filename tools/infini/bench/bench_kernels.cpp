@@ -1,11 +1,15 @@
-// Kernel workloads for `infini bench`: the device's peak FMA rate, and the tiled matmul as a
-// fraction of it.
+// Kernel workloads for `infini bench`: the device's peak FMA rate and read bandwidth, and the
+// matmul kernels as fractions of them (compute-bound shapes of the first, few-row shapes of the
+// second).
+#include <algorithm>
 #include <random>
 
 #include "bench.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matmul.hpp"
 #include "ops/peak_fma.hpp"
+#include "ops/read_bandwidth.hpp"
+#include "util/scalar_bytes.hpp"
 #include "vk/device.hpp"
 
 namespace infini::cli {
@@ -39,6 +43,35 @@ void bench_peak_fma(BenchRun& run) {
             {"ms_max", t.max}, {"gflops", s.median}, {"gflops_min", s.min}, {"gflops_max", s.max}});
 }
 
+void bench_bandwidth(BenchRun& run) {
+  const vk::Capabilities& caps = run.device.caps();
+  ops::ReadBandwidth probe(run.device, caps.is_software());
+  // Far larger than any cache (an H100's L2 is 50 MB), within every buffer limit.
+  const uint64_t bytes = std::min<uint64_t>({uint64_t(256) << 20, caps.max_storage_buffer_range,
+                                             caps.max_memory_allocation_size}) / 16 * 16;
+  const uint32_t workgroups = caps.is_software() ? 64 : 8192;
+  vk::Buffer in(run.device, bytes, vk::MemoryUse::DeviceLocal, "bandwidth in");
+  vk::Buffer out(run.device, uint64_t(workgroups) * probe.workgroup_size() * 4, vk::MemoryUse::DeviceLocal,
+                 "bandwidth out");
+  vk::CommandStream stream(run.device, 2);
+  stream.begin();
+  stream.fill(vk::BufferRange::whole(in), 0);  // defined contents; the fill is not timed
+  stream.timestamp("start");
+  probe.record(stream, vk::BufferRange::whole(in), vk::BufferRange::whole(out), workgroups);
+  stream.timestamp("end");
+  stream.end();
+  run.time_ms(stream, 1);  // warm-up
+  const auto ms = run.time_ms(stream, run.options.repeat);
+  std::vector<double> gbps;
+  for (double t : ms) gbps.push_back(double(bytes) / (t * 1e6));
+  const Stats s = stats_of(gbps);
+  const Stats t = stats_of(ms);
+  run.bandwidth_gbps = s.max;  // the best run is the closest to what the memory delivers
+  run.emit({{"workload", "bandwidth"}, {"bytes", bytes}, {"pattern", probe.contiguous() ? "contiguous" : "interleaved"}, {"repeats", ms.size()}, {"ms_median", t.median},
+            {"ms_min", t.min}, {"ms_max", t.max}, {"gbytes_per_s", s.median}, {"gbytes_per_s_min", s.min},
+            {"gbytes_per_s_max", s.max}});
+}
+
 // One matmul shape, one storage type pair, one kernel: a record with GFLOP/s and the peak fraction.
 void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<float>& b, const std::string& dtype,
                  ops::MatmulKernel kernel) {
@@ -58,10 +91,16 @@ void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
   stream.end();
   run.time_ms(stream, 1);  // warm-up
   const auto ms = run.time_ms(stream, o.repeat);
-  std::vector<double> gflops;
-  for (double t : ms) gflops.push_back(ops::Matmul::flops(o.m, o.n, o.k) / (t * 1e6));
+  std::vector<double> gflops, gbps;
+  // Bytes a call must move at least: A and B read once, C written once.
+  const double bytes = double(scalar_bytes(type_a)) * o.m * o.k + double(scalar_bytes(type_b)) * o.n * o.k + 4.0 * o.m * o.n;
+  for (double t : ms) {
+    gflops.push_back(ops::Matmul::flops(o.m, o.n, o.k) / (t * 1e6));
+    gbps.push_back(bytes / (t * 1e6));
+  }
   const Stats s = stats_of(gflops);
   const Stats t = stats_of(ms);
+  const Stats g = stats_of(gbps);
   nlohmann::json record{{"workload", "matmul"}, {"dtype", dtype},     {"kernel", ops::matmul_kernel_name(matmul.kernel())},
                         {"m", o.m},             {"n", o.n},           {"k", o.k},
                         {"repeats", ms.size()}, {"ms_median", t.median}, {"ms_min", t.min},
@@ -69,7 +108,9 @@ void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
                         {"gflops_max", s.max}};
   const auto& tiles = matmul.tiles();
   record["tiles"] = {tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn};
+  record["gbytes_per_s"] = g.median;
   if (run.peak_gflops > 0) record["fraction_of_peak"] = s.median / run.peak_gflops;
+  if (run.bandwidth_gbps > 0) record["fraction_of_bandwidth"] = g.median / run.bandwidth_gbps;
   run.emit(record);
 }
 
@@ -85,6 +126,7 @@ void bench_matmul(BenchRun& run) {
 }
 
 const RegisterWorkload peak{"peak_fma", 0, bench_peak_fma};
+const RegisterWorkload bandwidth{"bandwidth", 1, bench_bandwidth};
 const RegisterWorkload matmul{"matmul", 10, bench_matmul};
 
 }  // namespace

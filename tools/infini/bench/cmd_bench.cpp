@@ -111,7 +111,7 @@ int run_bench(Args& args) {
 const RegisterCommand registration{
     "bench", "Measure throughput and memory; prints one JSON object per line", [](CLI::App& app) {
       auto args = std::make_shared<Args>();
-      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, matmul, attention, model, pipeline)")
+      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, bandwidth, matmul, attention, model, pipeline)")
           ->capture_default_str();
       app.add_option("--repeat", args->options.repeat, "Timed runs per measurement")
           ->check(CLI::Range(1, 1000))
@@ -121,7 +121,7 @@ const RegisterCommand registration{
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights)")
           ->capture_default_str();
-      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, registers, lanes")
+      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, registers, lanes, vector, vector-shared")
           ->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")

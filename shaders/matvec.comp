@@ -1,0 +1,112 @@
+#version 450
+// Matrix-vector multiply for a few rows of A (decode, and the last rows of a piece) on GPUs:
+// C[m][n] = sum_k A[m][k] * B[n][k] for m < ROWS (1..8), fp32 accumulation.
+//
+// With few rows the work is reading B (the weights) once, so the kernel is built to stream B at
+// memory bandwidth: each workgroup computes COLS columns of C (COLS rows of B), and its WG
+// invocations split K between them, invocation i reading values 4i..4i+3 of every 4*WG, so the
+// invocations of a subgroup read consecutive 16-byte (f32) or 8-byte (f16) words. A's few rows
+// are read the same way and stay in cache. The partial sums are added with subgroupAdd and the
+// subgroups' sums through shared memory; devices without subgroup arithmetic get the _shared
+// variants, which add in shared memory alone. The grid has ceil(N / COLS) workgroups, enough to
+// fill any GPU for the matrices of a model. K, the row strides and the offsets are multiples of
+// 4 (the host checks).
+//! variant a32_b32
+//! variant a32_b16 -DB_F16
+//! variant a16_b16 -DA_F16 -DB_F16
+//! variant a32_b32_shared -DNO_SUBGROUPS
+//! variant a32_b16_shared -DB_F16 -DNO_SUBGROUPS
+//! variant a16_b16_shared -DA_F16 -DB_F16 -DNO_SUBGROUPS
+#extension GL_EXT_control_flow_attributes : require
+#ifndef NO_SUBGROUPS
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+
+layout(local_size_x_id = 0) in;             // invocations per workgroup: a power of two
+const uint WG = gl_WorkGroupSize.x;
+layout(constant_id = 1) const uint ROWS = 1;  // rows of A and C (M)
+layout(constant_id = 2) const uint COLS = 2;  // columns of C per workgroup
+
+layout(push_constant) uniform Params {
+  uint M, N, K;
+  uint lda, ldb, ldc;
+  uint a_off, b_off, c_off;
+} p;
+
+#ifdef A_F16
+layout(std430, binding = 0) readonly buffer ABuffer { uvec2 a_data[]; };
+vec4 load_a4(uint i) { const uvec2 w = a_data[i >> 2]; return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+#else
+layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
+vec4 load_a4(uint i) { return a_data[i >> 2]; }
+#endif
+#ifdef B_F16
+layout(std430, binding = 1) readonly buffer BBuffer { uvec2 b_data[]; };
+vec4 load_b4(uint i) { const uvec2 w = b_data[i >> 2]; return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+#else
+layout(std430, binding = 1) readonly buffer BBuffer { vec4 b_data[]; };
+vec4 load_b4(uint i) { return b_data[i >> 2]; }
+#endif
+layout(std430, binding = 2) writeonly buffer CBuffer { float c_data[]; };
+
+#ifdef NO_SUBGROUPS
+shared float partial[WG];
+#else
+// One slot per subgroup and output; subgroups have at least 4 invocations on every device.
+shared float partial[ROWS * COLS][WG / 4];
+#endif
+
+void main() {
+  const uint col0 = gl_WorkGroupID.x * COLS;
+  const uint lane = gl_LocalInvocationID.x;
+
+  // Columns past N are clamped (loads stay in bounds) and not stored.
+  uint b_row[COLS];
+  [[unroll]] for (uint j = 0; j < COLS; ++j) b_row[j] = p.b_off + min(col0 + j, p.N - 1) * p.ldb;
+
+  vec4 acc[ROWS][COLS];
+  [[unroll]] for (uint i = 0; i < ROWS; ++i)
+    [[unroll]] for (uint j = 0; j < COLS; ++j) acc[i][j] = vec4(0.0);
+
+  for (uint k = lane * 4; k < p.K; k += WG * 4) {
+    vec4 b[COLS];
+    [[unroll]] for (uint j = 0; j < COLS; ++j) b[j] = load_b4(b_row[j] + k);
+    [[unroll]] for (uint i = 0; i < ROWS; ++i) {
+      const vec4 a = load_a4(p.a_off + i * p.lda + k);
+      [[unroll]] for (uint j = 0; j < COLS; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);
+    }
+  }
+
+#ifdef NO_SUBGROUPS
+  [[unroll]] for (uint i = 0; i < ROWS; ++i) {
+    [[unroll]] for (uint j = 0; j < COLS; ++j) {
+      const vec4 v = acc[i][j];
+      partial[lane] = (v.x + v.y) + (v.z + v.w);
+      barrier();
+      for (uint half_size = WG / 2; half_size > 0; half_size /= 2) {
+        if (lane < half_size) partial[lane] += partial[lane + half_size];
+        barrier();
+      }
+      if (lane == 0 && col0 + j < p.N) c_data[p.c_off + i * p.ldc + col0 + j] = partial[0];
+      barrier();
+    }
+  }
+#else
+  [[unroll]] for (uint i = 0; i < ROWS; ++i) {
+    [[unroll]] for (uint j = 0; j < COLS; ++j) {
+      const vec4 v = acc[i][j];
+      const float sum = subgroupAdd((v.x + v.y) + (v.z + v.w));
+      if (subgroupElect()) partial[i * COLS + j][gl_SubgroupID] = sum;
+    }
+  }
+  barrier();
+  // The first ROWS * COLS invocations each finish one output.
+  if (lane < ROWS * COLS) {
+    const uint i = lane / COLS, j = lane % COLS;
+    float total = 0.0;
+    for (uint s = 0; s < gl_NumSubgroups; ++s) total += partial[lane][s];
+    if (col0 + j < p.N) c_data[p.c_off + i * p.ldc + col0 + j] = total;
+  }
+#endif
+}
