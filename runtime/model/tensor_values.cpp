@@ -36,18 +36,22 @@ void widen(const TensorView& t, int64_t first, int64_t count, double* out) {
                 ") are out of range");
   const std::byte* p = t.data.data() + static_cast<std::size_t>(first) * bytes;
   const std::size_t n = static_cast<std::size_t>(count);
-  if (t.type == ElementType::F32) {
-    for (std::size_t i = 0; i < n; ++i) {
-      float f;
-      std::memcpy(&f, p + i * 4, 4);
-      out[i] = static_cast<double>(f);
-    }
-  } else {
-    for (std::size_t i = 0; i < n; ++i) {
-      uint16_t h;
-      std::memcpy(&h, p + i * 2, 2);
-      out[i] = static_cast<double>(half_to_float(h));
-    }
+  // One case per element type: -Wswitch names this place when a type is added.
+  switch (t.type) {
+    case ElementType::F32:
+      for (std::size_t i = 0; i < n; ++i) {
+        float f;
+        std::memcpy(&f, p + i * 4, 4);
+        out[i] = static_cast<double>(f);
+      }
+      return;
+    case ElementType::F16:
+      for (std::size_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, p + i * 2, 2);
+        out[i] = static_cast<double>(half_to_float(h));
+      }
+      return;
   }
 }
 
