@@ -30,6 +30,24 @@ for x in matmuls:
           f"matmul figures {x}")
     check(0 < x["fraction_of_peak"], f"fraction of peak {x}")
 
+# The bandwidth probe runs before the matmuls (whatever the order asked), which then report their
+# bytes moved per second as a fraction of it; a one-row call picks the matrix-vector kernel.
+r = run(["--workload", "matmul,bandwidth", "--m", "1", "--n", "40", "--k", "64", "--dtype", "f32-f16",
+         "--matmul-kernel", "registers,vector", "--repeat", "3"])
+check(r.returncode == 0, "bench bandwidth: " + r.stderr)
+records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+check([x.get("workload") for x in records] == ["bandwidth", "matmul", "matmul"], f"order {records}")
+if len(records) == 3:
+    bw = records[0]
+    check(bw["gbytes_per_s_min"] <= bw["gbytes_per_s"] <= bw["gbytes_per_s_max"] and bw["gbytes_per_s"] > 0
+          and bw["bytes"] > 0 and bw["pattern"] in ("contiguous", "interleaved"), f"bandwidth figures {bw}")
+    check([x["kernel"] for x in records[1:]] == ["registers", "vector"], f"kernels {records[1:]}")
+    for x in records[1:]:
+        # A 1x40x64 f32-f16 call moves 64*4 + 40*64*2 + 40*4 bytes (odd repeats: the median rate is
+        # the median time's).
+        check(abs(x["gbytes_per_s"] * x["ms_median"] * 1e6 - (64 * 4 + 40 * 64 * 2 + 40 * 4)) < 1e-3 * 5536
+              and x["fraction_of_bandwidth"] > 0, f"matmul bytes {x}")
+
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--workload", "nothing"], ["--repeat", "0"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")

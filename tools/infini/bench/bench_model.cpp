@@ -20,6 +20,17 @@
 namespace infini::cli {
 namespace {
 
+// Bytes of weights one decoded token reads: every layer matrix and norm, the final norm and the
+// output matrix, and one row of the embedding table. What decode's speed is bound by.
+uint64_t weight_bytes_per_token(const model::LlamaWeights& w) {
+  uint64_t bytes = w.output_norm.data.size() + w.output.data.size() + w.token_embd.data.size() / uint64_t(w.config.vocab);
+  for (const model::LlamaLayerWeights& l : w.layers)
+    for (const model::TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.ffn_gate, &l.ffn_up,
+                                       &l.ffn_down})
+      bytes += t->data.size();
+  return bytes;
+}
+
 void bench_model(BenchRun& run) {
   const BenchOptions& o = run.options;
   const BenchModel bm = load_bench_model(o, "model");
@@ -75,7 +86,13 @@ void bench_model(BenchRun& run) {
     record["decode_tokens_per_s"] = d.median;
     record["decode_tokens_per_s_min"] = d.min;
     record["decode_tokens_per_s_max"] = d.max;
+    // Weight bytes read per second at the median decode rate, and that as a fraction of the
+    // device's read bandwidth when the bandwidth workload ran first.
+    const double gbps = double(weight_bytes_per_token(weights)) * d.median / 1e9;
+    record["decode_weight_gbytes_per_s"] = gbps;
+    if (run.bandwidth_gbps > 0) record["decode_fraction_of_bandwidth"] = gbps / run.bandwidth_gbps;
   }
+  record["weight_bytes_per_token"] = weight_bytes_per_token(weights);
   record["repeats"] = o.repeat;
   record["model_peak_device_bytes"] = peak() - baseline;
   run.emit(record);
