@@ -44,7 +44,9 @@ CommandStream::CommandStream(Device& device, uint32_t timestamp_capacity) : devi
     INFINI_VK_CHECK(vkCreateQueryPool(dev, &query_info, nullptr, &query_pool_));
     query_pool_owned_ = Owned<VkQueryPool>(dev, query_pool_, vkDestroyQueryPool);
     timestamp_capacity_ = timestamp_capacity;
+    ++object_census().query_pools;
   }
+  ++object_census().command_streams;
 }
 
 CommandStream::~CommandStream() {
@@ -52,6 +54,10 @@ CommandStream::~CommandStream() {
     wait();
   } catch (...) {  // a lost device: nothing left to wait for
   }
+  ObjectCensus& census = object_census();
+  --census.command_streams;
+  census.descriptor_pools -= int64_t(descriptor_pools_.size());
+  if (query_pool_) --census.query_pools;
 }
 
 VkCommandBuffer CommandStream::cmd() const {
@@ -125,6 +131,7 @@ VkDescriptorSet CommandStream::allocate_set(VkDescriptorSetLayout layout) {
       VkDescriptorPool pool = VK_NULL_HANDLE;
       INFINI_VK_CHECK(vkCreateDescriptorPool(device_.handle(), &info, nullptr, &pool));
       descriptor_pools_.emplace_back(device_.handle(), pool, vkDestroyDescriptorPool);
+      ++object_census().descriptor_pools;
     }
     VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     alloc.descriptorPool = descriptor_pools_[current_descriptor_pool_].get();

@@ -142,6 +142,11 @@ uint64_t Device::free_device_local_bytes() const {
   return caps_.device_local_bytes > used ? caps_.device_local_bytes - used : 0;
 }
 
+ObjectCensus& object_census() noexcept {
+  static ObjectCensus census;
+  return census;
+}
+
 uint64_t allocated_bytes(std::span<Device* const> devices) noexcept {
   uint64_t sum = 0;
   for (const Device* d : devices) sum += d->allocated_bytes();

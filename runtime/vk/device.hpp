@@ -77,6 +77,15 @@ class Device {
   std::atomic<uint64_t> peak_{0};
 };
 
+// Vulkan objects that infini creates as it runs, counted where they are made and destroyed, so
+// that tests can prove a stream's bookkeeping does not grow with its length.
+struct ObjectCensus {
+  std::atomic<int64_t> command_streams{0};   // each with its command pool, buffer and fence
+  std::atomic<int64_t> descriptor_pools{0};
+  std::atomic<int64_t> query_pools{0};
+};
+ObjectCensus& object_census() noexcept;  // all devices of the process together
+
 // Summed over several devices (a pipeline, a context).
 uint64_t allocated_bytes(std::span<Device* const> devices) noexcept;
 uint64_t peak_allocated_bytes(std::span<Device* const> devices) noexcept;
