@@ -48,6 +48,13 @@ model::RandomLlamaOptions small(int64_t segment = 8) {
   return o;
 }
 
+// small(8) with another embedding width: a model whose states must not restore into small(8)'s.
+model::RandomLlamaOptions other_shape() {
+  model::RandomLlamaOptions o = small(8);
+  o.embd = 64;
+  return o;
+}
+
 const std::vector<int32_t> kTokens = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12, 300, 64, 2, 7, 150};
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -150,9 +157,7 @@ TEST_CASE("Session save, restore and continue == never stopping", "[api][gpu]") 
   CHECK(same_bits(resumed.feed_all(rest), want));
 
   // A state from a model of another shape is refused and changes nothing.
-  model::RandomLlamaOptions other_opts = small(8);
-  other_opts.embd = 64;
-  TempModel other_file(other_opts, "infini-api-other.gguf");
+  TempModel other_file(other_shape(), "infini-api-other.gguf");
   const Model other(context(), other_file.path);
   Session foreign(other);
   foreign.feed(first);
@@ -218,9 +223,7 @@ TEST_CASE("Session snapshots restore in memory exactly as state files do", "[api
   CHECK(session.tokens_seen() == 8);
   CHECK(same_bits(session.feed_all(rest), want));
   // A snapshot of another model shape is refused and changes nothing.
-  model::RandomLlamaOptions other_opts = small(8);
-  other_opts.embd = 64;
-  TempModel other_file(other_opts, "infini-api-snapshot-other.gguf");
+  TempModel other_file(other_shape(), "infini-api-snapshot-other.gguf");
   Session foreign(Model(context(), other_file.path));
   foreign.feed(first);
   CHECK_THROWS_AS(session.restore(foreign.snapshot()), Error);

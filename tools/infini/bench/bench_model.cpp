@@ -74,6 +74,7 @@ void bench_model(BenchRun& run) {
     }
   }
   nlohmann::json record = base;
+  const uint64_t weight_bytes = weight_bytes_per_token(weights);
   const Stats p = stats_of(prefill_rate);
   record["phase"] = "prefill_decode";
   record["prefill_tokens"] = o.prefill;
@@ -88,11 +89,11 @@ void bench_model(BenchRun& run) {
     record["decode_tokens_per_s_max"] = d.max;
     // Weight bytes read per second at the median decode rate, and that as a fraction of the
     // device's read bandwidth when the bandwidth workload ran first.
-    const double gbps = double(weight_bytes_per_token(weights)) * d.median / 1e9;
+    const double gbps = double(weight_bytes) * d.median / 1e9;
     record["decode_weight_gbytes_per_s"] = gbps;
     if (run.bandwidth_gbps > 0) record["decode_fraction_of_bandwidth"] = gbps / run.bandwidth_gbps;
   }
-  record["weight_bytes_per_token"] = weight_bytes_per_token(weights);
+  record["weight_bytes_per_token"] = weight_bytes;
   record["repeats"] = o.repeat;
   record["model_peak_device_bytes"] = peak() - baseline;
   run.emit(record);
