@@ -25,7 +25,7 @@ layout(constant_id = 2) const uint D4 = 32;   // head_dim / 4
 layout(constant_id = 3) const uint DV4 = 32;  // value_dim / 4
 
 layout(push_constant) uniform Params {
-  uint q_rows, q_pos0;
+  uint q_rows;
   uint heads_q, heads_kv, head_dim, value_dim;
   float scale;
 } p;
@@ -43,6 +43,9 @@ layout(std430, binding = 2) readonly buffer VBuffer { vec4 v_data[]; };
 vec4 load_v(uint i) { return v_data[i]; }
 #endif
 layout(std430, binding = 3) writeonly buffer Out { vec4 out_data[]; };
+// The position of query row 0 in the segment (the open segment's length when the piece runs)
+// comes from a buffer, not a push constant: one recording serves every position.
+layout(std430, binding = 4) readonly buffer Position { uint q_pos0; };
 
 const uint kBlock = 4;  // keys per online-softmax step (one vec4 of scores per row)
 
@@ -52,7 +55,7 @@ void main() {
   const uint h = gl_WorkGroupID.y;
   const uint kvh = h / (p.heads_q / p.heads_kv);
   const uint row0 = gl_WorkGroupID.x * wg * R;
-  const uint key_end = p.q_pos0 + min(row0 + wg * R, p.q_rows);  // keys the workgroup needs
+  const uint key_end = q_pos0 + min(row0 + wg * R, p.q_rows);  // keys the workgroup needs
   const uint k_base = kvh * D4, k_stride = p.heads_kv * D4;
   const uint v_base = kvh * DV4, v_stride = p.heads_kv * DV4;
 
@@ -62,7 +65,7 @@ void main() {
   uint pos[R];
   [[unroll]] for (uint r = 0; r < R; ++r) {
     const uint row = row0 + r * wg + lane;
-    pos[r] = p.q_pos0 + row;
+    pos[r] = q_pos0 + row;
     // Rows past the end read the last row (loads stay in bounds) and are not stored.
     const uint base = min(row, p.q_rows - 1) * p.heads_q * D4 + h * D4;
     [[unroll]] for (uint c = 0; c < D4; ++c) q[r][c] = q_data[base + c] * p.scale;

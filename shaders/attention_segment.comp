@@ -21,7 +21,7 @@ layout(constant_id = 4) const uint DVC = 64;    // value-dim chunk of the output
 layout(constant_id = 5) const uint OCOLS = 16;  // output columns per invocation: ceil(Dv / CG)
 
 layout(push_constant) uniform Params {
-  uint q_rows, q_pos0;
+  uint q_rows;
   uint heads_q, heads_kv, head_dim, value_dim;
   float scale;
 } p;
@@ -34,6 +34,9 @@ DECLARE_F16_INPUT(2, V)
 DECLARE_F32_INPUT(2, V)
 #endif
 layout(std430, binding = 3) writeonly buffer Out { float out_data[]; };
+// The position of query row 0 in the segment (the open segment's length when the piece runs)
+// comes from a buffer, not a push constant: one recording serves every position.
+layout(std430, binding = 4) readonly buffer Position { uint q_pos0; };
 
 const uint WG = gl_WorkGroupSize.x;
 const uint CG = WG / BR;       // invocations per query row
@@ -52,8 +55,8 @@ void main() {
   const uint h = gl_WorkGroupID.y;
   const uint kvh = h / (p.heads_q / p.heads_kv);
   const uint q0 = gl_WorkGroupID.x * BR;
-  const uint q_pos = p.q_pos0 + q0 + r;                                // this row's position
-  const uint last_key = p.q_pos0 + min(q0 + BR, p.q_rows) - 1;         // the tile's last row position
+  const uint q_pos = q_pos0 + q0 + r;                                // this row's position
+  const uint last_key = q_pos0 + min(q0 + BR, p.q_rows) - 1;         // the tile's last row position
   const uint q_stride = p.heads_q * p.head_dim;
   const uint k_stride = p.heads_kv * p.head_dim;
   const uint v_stride = p.heads_kv * p.value_dim;

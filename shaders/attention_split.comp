@@ -15,7 +15,7 @@ layout(constant_id = 1) const uint D4 = 32;   // head_dim / 4
 layout(constant_id = 2) const uint DV4 = 32;  // value_dim / 4
 
 layout(push_constant) uniform Params {
-  uint q_rows, q_pos0;
+  uint q_rows;
   uint heads_q, heads_kv, head_dim, value_dim;
   float scale;
 } p;
@@ -33,6 +33,9 @@ layout(std430, binding = 2) readonly buffer VBuffer { vec4 v_data[]; };
 vec4 load_v(uint i) { return v_data[i]; }
 #endif
 layout(std430, binding = 3) writeonly buffer Out { vec4 out_data[]; };
+// The position of query row 0 in the segment (the open segment's length when the piece runs)
+// comes from a buffer, not a push constant: one recording serves every position.
+layout(std430, binding = 4) readonly buffer Position { uint q_pos0; };
 
 const uint kBlock = 4;
 const uint WG = gl_WorkGroupSize.x;
@@ -43,7 +46,7 @@ void main() {
   const uint lane = gl_LocalInvocationID.x;
   const uint row = gl_WorkGroupID.x, h = gl_WorkGroupID.y;
   const uint kvh = h / (p.heads_q / p.heads_kv);
-  const uint pos = p.q_pos0 + row;  // keys 0..pos
+  const uint pos = q_pos0 + row;  // keys 0..pos
   const uint k_base = kvh * D4, k_stride = p.heads_kv * D4;
   const uint v_base = kvh * DV4, v_stride = p.heads_kv * DV4;
 

@@ -1,6 +1,8 @@
 #version 450
-// RoPE: out[t][h][:] = x[t][h][:] rotated by the angles of position pos0 + t, written as f32 at
-// token out_token0 + t of the output (so K can be appended to the open segment's cache).
+// RoPE: out[t][h][:] = x[t][h][:] rotated by the angles of position open + t, written as f32 at
+// token t of the output, or at token open + t (so K is appended to the open segment's cache).
+// `open`, the open segment's length when the piece runs, comes from a buffer, not a push
+// constant: one recording serves every position.
 // cos and sin come from a host-computed table (double precision, attention factor folded in):
 // GPU sin/cos are only specified to ~2^-11 and pos * theta in fp32 loses 1e-5 rad long before
 // the context lengths that matter. Pairs are (i, i + d/2) for neox, (2i, 2i + 1) for interleaved;
@@ -15,9 +17,8 @@ layout(local_size_x = 256) in;
 layout(push_constant) uniform Params {
   uint tokens, heads, head_dim, rotary_dim;
   uint interleaved;   // 0 = neox, 1 = interleaved
-  uint pos0;          // position of the first token (row of the table)
   uint x_token0;      // first token read from x
-  uint out_token0;    // first token written to out
+  uint out_at_open;   // 1: write token t at out token open + t; 0: at token t
 } p;
 
 #ifdef X_F16
@@ -27,6 +28,7 @@ DECLARE_F32_INPUT(0, X)
 #endif
 layout(std430, binding = 1) readonly buffer Table { vec2 cos_sin[]; };  // [position][rotary_dim / 2]
 layout(std430, binding = 2) writeonly buffer Out { float out_data[]; };
+layout(std430, binding = 3) readonly buffer Position { uint open; };
 
 void main() {
   const uint row_elems = p.heads * p.head_dim;
@@ -51,8 +53,8 @@ void main() {
       partner = d < half_dim ? d + half_dim : d - half_dim;
       sign = d < half_dim ? -1.0 : 1.0;
     }
-    const vec2 cs = cos_sin[(p.pos0 + t) * half_dim + pair];
+    const vec2 cs = cos_sin[(open + t) * half_dim + pair];
     y = x * cs.x + sign * load_X(in_base + partner) * cs.y;
   }
-  out_data[(p.out_token0 + t) * row_elems + within] = y;
+  out_data[(p.out_at_open * open + t) * row_elems + within] = y;
 }

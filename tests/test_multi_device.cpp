@@ -39,10 +39,12 @@ model::RunnerOptions options() {
 
 double err(std::span<const float> got, std::span<const float> want) { return nmse(got, want); }
 
-// `count` logical devices of their own (not the shared test device).
-std::vector<std::unique_ptr<vk::Device>> logical_devices(size_t count) {
+// `count` logical devices of their own (not the shared test device). `discrete`: they act as
+// discrete GPUs, whose memory the host cannot map, so hidden states travel through staging.
+std::vector<std::unique_ptr<vk::Device>> logical_devices(size_t count, bool discrete = false) {
   std::vector<std::unique_ptr<vk::Device>> out;
-  for (size_t i = 0; i < count; ++i) out.push_back(open_second_device({.disk_pipeline_cache = false}));
+  for (size_t i = 0; i < count; ++i)
+    out.push_back(open_second_device({.disk_pipeline_cache = false, .discrete_memory = discrete}));
   return out;
 }
 
@@ -75,8 +77,9 @@ TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits
   const std::vector<float> want_decode = decode_all(one, kTokens);
 
   const size_t count = GENERATE(2, 3);
-  INFO(count << " devices");
-  auto devices = logical_devices(count);
+  const bool discrete = count == 3;
+  INFO(count << " devices" << (discrete ? ", acting as discrete GPUs" : ""));
+  auto devices = logical_devices(count, discrete);
   LlamaRunner split(raw(devices), tiny.weights, options());
   REQUIRE(split.stages().size() == count);
   CHECK(split.stages().front().layers.first == 0);

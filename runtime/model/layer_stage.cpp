@@ -11,13 +11,15 @@
 #include "ops/embedding.hpp"
 #include "ops/rms_norm.hpp"
 #include "vk/device.hpp"
+#include "vk/staged_buffer.hpp"
 #include "vk/transfer.hpp"
 
 namespace infini::model {
 namespace {
 
-// Recorded piece shapes kept at most: prefill with a fixed piece size needs segment / piece of
-// them; decode needs one per position of the segment, so long segments fall back to recording.
+// Recorded piece shapes kept at most. A steady stream needs a handful (decode: one token, with and
+// without the segment's end; prefill: its piece sizes); a caller feeding pieces of ever new sizes
+// gets recordings made and dropped past this.
 constexpr size_t kMaxRecordedPieces = 512;
 
 
@@ -83,19 +85,36 @@ struct LayerStage::Kernels {
       : embed(d, embd), norm(d), add(d, ops::ElementwiseOp::Add), swiglu(d, ops::ElementwiseOp::SwiGlu) {}
 };
 
+// What the host writes before a piece (token ids or hidden states) and reads after it (logits or
+// hidden states) is staged: its copies are part of the piece's recording (vk/staged_buffer.hpp).
 struct LayerStage::Scratch {
-  vk::Buffer ids, x, h, q, k, v, attn, ffn_gate, ffn_up, logits;
-  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool head)
-      : ids(scratch(d, p, "token ids")),
-        x(scratch(d, p * c.embd, "hidden x")),
+  vk::StagedBuffer position_io;  // the open segment's length when the piece runs (one word)
+  vk::StagedBuffer ids_io, x_io, logits_io;
+  const vk::Buffer &ids, &x, &logits;
+  vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
+  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head)
+      : position_io(d, 4, vk::StagingDirection::ToDevice, "open tokens"),
+        ids_io(d, std::max<uint64_t>(p, 1) * 4, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None,
+               "token ids"),
+        x_io(d, std::max<uint64_t>(p * c.embd, 1) * 4, hidden_direction(embeds, head), "hidden x"),
+        logits_io(d, std::max<uint64_t>(head ? p * c.vocab : 1, 1) * 4,
+                  head ? vk::StagingDirection::FromDevice : vk::StagingDirection::None, "logits"),
+        ids(ids_io.device_buffer()),
+        x(x_io.device_buffer()),
+        logits(logits_io.device_buffer()),
         h(scratch(d, p * c.embd, "normed h")),
         q(scratch(d, p * c.heads * c.head_dim, "q")),
         k(scratch(d, p * c.heads_kv * c.head_dim, "k")),
         v(scratch(d, p * c.heads_kv * c.head_dim, "v")),
         attn(scratch(d, p * c.heads * c.head_dim, "attention out")),
         ffn_gate(scratch(d, p * c.ffn, "ffn gate")),
-        ffn_up(scratch(d, p * c.ffn, "ffn up")),
-        logits(scratch(d, head ? p * c.vocab : 1, "logits")) {}
+        ffn_up(scratch(d, p * c.ffn, "ffn up")) {}
+
+  // A stage that does not embed receives hidden states; one without the head passes them on.
+  static vk::StagingDirection hidden_direction(bool embeds, bool head) {
+    if (embeds) return head ? vk::StagingDirection::None : vk::StagingDirection::FromDevice;
+    return head ? vk::StagingDirection::ToDevice : vk::StagingDirection::Both;
+  }
 };
 
 struct LayerStage::Layer {
@@ -142,7 +161,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
     else if (!embeds()) head_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
     logits_matmul_ = std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type);
   }
-  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, has_head());
+  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head());
   stream_ = std::make_unique<vk::CommandStream>(device, 2);
 }
 
@@ -181,44 +200,60 @@ void LayerStage::restore(std::span<const ops::LayerSnapshot> layers) {
 
 void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hidden_in, uint32_t rows, float* logits,
                      std::vector<float>* hidden_out) {
+  const auto t0 = std::chrono::steady_clock::now();
   const uint32_t n = uint32_t(embeds() ? tokens.size() : hidden_in.size() / size_t(config_.embd));
   const uint64_t hidden_bytes = uint64_t(n) * uint64_t(config_.embd) * 4;
+  if (hidden_out && has_head()) throw Error("model: the stage with the head passes on no hidden states");
   Scratch& s = *scratch_;
-  if (embeds()) vk::upload(s.ids, 0, tokens.data(), tokens.size_bytes());
-  else vk::upload(s.x, 0, hidden_in.data(), hidden_bytes);
+  if (embeds()) s.ids_io.write(0, tokens.data(), tokens.size_bytes());
+  else s.x_io.write(0, hidden_in.data(), hidden_bytes);
   const ops::InfiniAttentionLayer& first = *layers_.front().attention;
-  const PieceShape shape{first.open_tokens(), n, first.segments_written() == 0, rows};
-  const auto t0 = std::chrono::steady_clock::now();
+  const uint32_t open = first.open_tokens();
+  s.position_io.write(0, &open, 4);
+  const PieceShape shape{n, rows, first.segments_written() == 0, n == first.segment_room()};
   vk::CommandStream* ran = nullptr;
+  double record_s = 0;
   if (const auto it = recorded_.find(shape); it != recorded_.end()) {
     for (Layer& l : layers_) l.attention->advance(n);
     ran = it->second.get();
-    ran->submit_and_wait();
   } else {
     std::unique_ptr<vk::CommandStream> fresh;
     if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_, 2);
     vk::CommandStream& stream = fresh ? *fresh : *stream_;
+    const auto r0 = std::chrono::steady_clock::now();
     stream.begin();
     stream.timestamp("start");
+    s.position_io.record_upload(stream, 4);
+    if (embeds()) s.ids_io.record_upload(stream, uint64_t(n) * 4);
+    else s.x_io.record_upload(stream, hidden_bytes);
     record_piece(stream, n, rows);
+    if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
+    if (!has_head()) s.x_io.record_download(stream, hidden_bytes);
     stream.timestamp("end");
     stream.end();
-    stream.submit_and_wait();
+    record_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
     ran = &stream;
-    if (fresh) recorded_.emplace(shape, std::move(fresh));
+    if (fresh) ran = recorded_.emplace(shape, std::move(fresh)).first->second.get();
   }
+  const auto t_submit = std::chrono::steady_clock::now();
+  ran->submit_and_wait();
+  const auto t_done = std::chrono::steady_clock::now();
+  double device_s = std::chrono::duration<double>(t_done - t_submit).count();
+  if (const auto samples = ran->timestamps(); samples.size() == 2) device_s = std::min(device_s, samples[1].ns * 1e-9);
   if (timeline_) {
-    const auto t1 = std::chrono::steady_clock::now();
-    const double end = std::chrono::duration<double>(t1.time_since_epoch()).count();
-    double busy = std::chrono::duration<double>(t1 - t0).count();
-    if (const auto samples = ran->timestamps(); samples.size() == 2) busy = std::min(busy, samples[1].ns * 1e-9);
-    timeline_->push_back({end - busy, end});
+    const double end = std::chrono::duration<double>(t_done.time_since_epoch()).count();
+    timeline_->push_back({end - device_s, end});
   }
-  if (rows) vk::download(s.logits, 0, logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
+  if (rows) s.logits_io.read(0, logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
   if (hidden_out) {
     hidden_out->resize(size_t(n) * size_t(config_.embd));
-    vk::download(s.x, 0, hidden_out->data(), hidden_bytes);
+    s.x_io.read(0, hidden_out->data(), hidden_bytes);
   }
+  profile_.pieces += 1;
+  profile_.record_s += record_s;
+  profile_.device_s += device_s;
+  profile_.submit_wait_s += std::chrono::duration<double>(t_done - t_submit).count();
+  profile_.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows) {
@@ -238,7 +273,7 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
     matmul(l.mm_q, s.h, l.wq, s.q, qd, e);
     matmul(l.mm_k, s.h, l.wk, s.k, kvd, e);
     matmul(l.mm_v, s.h, l.wv, s.v, kvd, e);
-    l.attention->record(stream, {&s.q, 0}, {&s.k, 0}, {&s.v, 0}, s.attn, n);
+    l.attention->record(stream, {&s.q, 0}, {&s.k, 0}, {&s.v, 0}, s.attn, n, &s.position_io.device_buffer());
     matmul(l.mm_o, s.attn, l.wo, s.h, e, qd);
     k.add.record(stream, whole(s.x), whole(s.h), n * e);
     k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);

@@ -4,9 +4,11 @@
 // that ends at the last layer also computes logits; one stage holding everything is the whole
 // model on one device. Between stages the hidden states of a piece travel through host memory.
 //
-// A piece's commands depend only on (open tokens, piece tokens, first segment?, logits rows): they
-// are recorded once per such shape and replayed whenever it recurs, so a steady stream creates no
-// pipelines, descriptor sets or buffers.
+// A piece's commands depend only on (piece tokens, logits rows, first segment?, does it end the
+// segment?): the position inside the segment reaches the kernels through a buffer the host writes
+// before each submission. They are recorded once per such shape and replayed whenever it recurs,
+// so a steady stream, decode at any position included, records nothing and creates no pipelines,
+// descriptor sets, buffers or command buffers.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -38,6 +40,16 @@ struct BusyInterval {
   double begin_s = 0, end_s = 0;
 };
 
+// Where a stage's time went, summed over the pieces it ran (a caller takes differences between
+// two reads to profile a window of a stream). wall_s is the whole of run(); of it, record_s went
+// to recording new piece shapes and submit_wait_s to submitting and waiting, of which device_s
+// was the device's own time between the piece's timestamps (the host's count where there are no
+// timestamps). What is left of wall_s is host work: staging copies and bookkeeping.
+struct StageProfile {
+  int64_t pieces = 0;
+  double wall_s = 0, record_s = 0, submit_wait_s = 0, device_s = 0;
+};
+
 struct LayerRange {
   int64_t first = 0, last = 0;  // [first, last)
   int64_t count() const noexcept { return last - first; }
@@ -67,6 +79,7 @@ class LayerStage {
 
   uint32_t segment_room() const;
   size_t recorded_pieces() const noexcept { return recorded_.size(); }
+  const StageProfile& profile() const noexcept { return profile_; }
   LayerRange range() const noexcept { return range_; }
   vk::Device& device() const noexcept { return device_; }
   // "'llvmpipe (...)' (layers 0-3)", for messages.
@@ -91,9 +104,10 @@ class LayerStage {
   std::unique_ptr<ops::Matmul> logits_matmul_;
   std::unique_ptr<Scratch> scratch_;
   std::unique_ptr<vk::CommandStream> stream_;  // for reset() and shapes past the cache's capacity
-  using PieceShape = std::tuple<uint32_t, uint32_t, bool, uint32_t>;
+  using PieceShape = std::tuple<uint32_t, uint32_t, bool, bool>;  // tokens, rows, first segment, ends segment
   std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
   std::vector<BusyInterval>* timeline_ = nullptr;
+  StageProfile profile_;
 };
 
 // Most tokens per piece whose activations fit one buffer of `device` (at most `wanted`); throws

@@ -61,6 +61,19 @@ LlamaRunner::~LlamaRunner() = default;
 
 size_t LlamaRunner::recorded_pieces() const noexcept { return stages_.front()->recorded_pieces(); }
 
+StageProfile LlamaRunner::profile() const noexcept {
+  StageProfile sum;
+  for (const auto& s : stages_) {
+    const StageProfile& p = s->profile();
+    sum.pieces += p.pieces;
+    sum.wall_s += p.wall_s;
+    sum.record_s += p.record_s;
+    sum.submit_wait_s += p.submit_wait_s;
+    sum.device_s += p.device_s;
+  }
+  return sum;
+}
+
 std::vector<LlamaRunner::StageInfo> LlamaRunner::stages() const {
   std::vector<StageInfo> out;
   for (const auto& s : stages_) out.push_back({&s->device(), s->range()});

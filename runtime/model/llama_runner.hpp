@@ -66,6 +66,8 @@ class LlamaRunner {
   int64_t tokens_seen() const noexcept { return tokens_seen_; }
   // Command buffers recorded so far, one per distinct piece shape; replayed when the shape recurs.
   size_t recorded_pieces() const noexcept;
+  // Where the time of the pieces run so far went, summed over the stages (see StageProfile).
+  StageProfile profile() const noexcept;
   const LlamaConfig& config() const noexcept { return config_; }
   const RunnerOptions& options() const noexcept { return options_; }
   // The devices in use and the layers each holds, in pipeline order.

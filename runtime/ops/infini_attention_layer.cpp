@@ -11,6 +11,8 @@
 #include "spirv/attention_split_v16.h"
 #include "spirv/attention_split_v32.h"
 #include "spirv/attention_segment_v32.h"
+#include "spirv/cache_append_halves.h"
+#include "spirv/cache_append_words.h"
 #include "spirv/memory_read_delta_f16.h"
 #include "spirv/memory_read_delta_f32.h"
 #include "spirv/memory_read_gate_f16.h"
@@ -37,11 +39,14 @@ namespace {
 
 // Push constants, laid out exactly as the shaders declare them.
 struct RopePush {
-  uint32_t tokens, heads, head_dim, rotary_dim, interleaved, pos0, x_token0, out_token0;
+  uint32_t tokens, heads, head_dim, rotary_dim, interleaved, x_token0, out_at_open;
 };
 struct AttentionPush {
-  uint32_t q_rows, q_pos0, heads_q, heads_kv, head_dim, value_dim;
+  uint32_t q_rows, heads_q, heads_kv, head_dim, value_dim;
   float scale;
+};
+struct AppendPush {
+  uint32_t rows, row_values, src_row0;
 };
 struct MemoryReadPush {
   uint32_t tokens, heads, heads_kv, head_dim, value_dim, x_token0, gate_local;
@@ -114,13 +119,16 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
                 "segment cache rotated K"),
       qr_(device, elements(segment_, shape.heads_q, shape.head_dim) * 4, vk::MemoryUse::DeviceLocal, "rotated Q"),
       w_(device, options.update == UpdateRule::Delta ? elements(segment_, shape.heads_kv, shape.value_dim) * 4 : 4,
-         vk::MemoryUse::DeviceLocal, "delta residual") {
+         vk::MemoryUse::DeviceLocal, "delta residual"),
+      position_(device, 4, vk::MemoryUse::DeviceLocal, "open tokens") {
   vk::upload(beta_, std::span<const float>(beta));
 
   const bool f16 = input == ElementType::F16;
   auto& pipelines = device.pipelines();
-  rope_ = &pipelines.get(f16 ? vk::KernelSource{"rope_f16", spirv::rope_f16, 3, sizeof(RopePush)}
-                             : vk::KernelSource{"rope_f32", spirv::rope_f32, 3, sizeof(RopePush)});
+  rope_ = &pipelines.get(f16 ? vk::KernelSource{"rope_f16", spirv::rope_f16, 4, sizeof(RopePush)}
+                             : vk::KernelSource{"rope_f32", spirv::rope_f32, 4, sizeof(RopePush)});
+  append_ = &pipelines.get(f16 ? vk::KernelSource{"cache_append_halves", spirv::cache_append_halves, 3, sizeof(AppendPush)}
+                               : vk::KernelSource{"cache_append_words", spirv::cache_append_words, 3, sizeof(AppendPush)});
   const bool rows_fit = shape.head_dim % 4 == 0 && shape.value_dim % 4 == 0;
   if (kernel == AttentionKernel::Rows && !rows_fit)
     throw Error("infini attention: the rows kernel needs D and Dv to be multiples of 4, got D = " +
@@ -137,12 +145,12 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     memory_lanes_ = lanes;
     const uint32_t split_spec[] = {lanes, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
     attention_split_ = &pipelines.get(
-        f16 ? vk::KernelSource{"attention_split_v16", spirv::attention_split_v16, 4, sizeof(AttentionPush)}
-            : vk::KernelSource{"attention_split_v32", spirv::attention_split_v32, 4, sizeof(AttentionPush)},
+        f16 ? vk::KernelSource{"attention_split_v16", spirv::attention_split_v16, 5, sizeof(AttentionPush)}
+            : vk::KernelSource{"attention_split_v32", spirv::attention_split_v32, 5, sizeof(AttentionPush)},
         split_spec);
     attention_ = &pipelines.get(
-        f16 ? vk::KernelSource{"attention_rows_v16", spirv::attention_rows_v16, 4, sizeof(AttentionPush)}
-            : vk::KernelSource{"attention_rows_v32", spirv::attention_rows_v32, 4, sizeof(AttentionPush)},
+        f16 ? vk::KernelSource{"attention_rows_v16", spirv::attention_rows_v16, 5, sizeof(AttentionPush)}
+            : vk::KernelSource{"attention_rows_v32", spirv::attention_rows_v32, 5, sizeof(AttentionPush)},
         spec);
   } else {
     const uint32_t cg = kAttnWorkgroup / kAttnRows;
@@ -150,8 +158,8 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
                                   ceil_div(uint32_t(shape.value_dim), cg)};
     attention_rows_ = kAttnRows;
     attention_ = &pipelines.get(
-        f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 4, sizeof(AttentionPush)}
-            : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 4, sizeof(AttentionPush)},
+        f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 5, sizeof(AttentionPush)}
+            : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 5, sizeof(AttentionPush)},
         attn_spec);
   }
   // The memory kernels follow the attention kernel's family: Rows (CPU drivers) gets the
@@ -258,7 +266,7 @@ void InfiniAttentionLayer::restore(const LayerSnapshot& state) {
 }
 
 void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenRows k, TokenRows v,
-                                  const vk::Buffer& out, uint32_t tokens) {
+                                  const vk::Buffer& out, uint32_t tokens, const vk::Buffer* position) {
   if (tokens == 0) return;
   if (tokens > segment_room())
     throw Error("infini attention: " + std::to_string(tokens) + " tokens do not fit the " +
@@ -273,32 +281,41 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   if (q.buffer->size() < need_q || k.buffer->size() < need_k || v.buffer->size() < need_v ||
       out.size() < elements(tokens, s.heads_q, s.value_dim) * 4)
     throw Error("infini attention: an input or output buffer is smaller than " + std::to_string(tokens) + " tokens");
+  if (position && position->size() < 4) throw Error("infini attention: the position buffer is smaller than a word");
+  // Every kernel below reads the open length from `pos`, never from push constants.
+  if (!position) stream.fill(whole(position_), open_);
+  const vk::Buffer& pos = position ? *position : position_;
 
   // 1. RoPE: Q into scratch, K appended to the segment's rotated-K cache.
-  auto rope = [&](TokenRows x, uint32_t heads, const vk::Buffer& dst, uint32_t dst_token0) {
+  auto rope = [&](TokenRows x, uint32_t heads, const vk::Buffer& dst, bool at_open) {
     const RopePush push{tokens, heads, d, rotary_dim_, options_.rope.layout == rope::RopeLayout::Interleaved ? 1u : 0u,
-                        open_, x.token0, dst_token0};
-    const uint32_t groups = ceil_div(elements(tokens, int(heads), int(d)), 256);
-    const uint32_t gx = std::min(groups, device_.caps().max_workgroup_count[0]);
+                        x.token0, at_open ? 1u : 0u};
     stream.dispatch(*rope_,
                     {{whole(*x.buffer), vk::Access::Read}, {whole(rope_table_), vk::Access::Read},
-                     {whole(dst), vk::Access::Write}},
-                    push, {gx, ceil_div(groups, gx), 1});
+                     {whole(dst), vk::Access::Write}, {whole(pos), vk::Access::Read}},
+                    push, grid_1d(elements(tokens, int(heads), int(d))));
   };
-  rope(q, hq, qr_, 0);
-  rope(k, hkv, cache_kr_, open_);
+  rope(q, hq, qr_, false);
+  rope(k, hkv, cache_kr_, true);
   // Raw K and V join the cache for the memory write at the end of the segment.
-  stream.copy({k.buffer, k.token0 * uint64_t(hkv) * d * es, uint64_t(tokens) * hkv * d * es},
-              {&cache_k_, open_ * uint64_t(hkv) * d * es, uint64_t(tokens) * hkv * d * es});
-  stream.copy({v.buffer, v.token0 * uint64_t(hkv) * dv * es, uint64_t(tokens) * hkv * dv * es},
-              {&cache_v_, open_ * uint64_t(hkv) * dv * es, uint64_t(tokens) * hkv * dv * es});
+  auto append = [&](TokenRows x, uint32_t row_values, const vk::Buffer& cache) {
+    const AppendPush push{tokens, row_values, x.token0};
+    const uint64_t values = uint64_t(tokens) * row_values;
+    stream.dispatch(*append_,
+                    {{whole(*x.buffer), vk::Access::Read}, {whole(cache), vk::Access::ReadWrite},
+                     {whole(pos), vk::Access::Read}},
+                    push, grid_1d(es == 2 ? values / 2 + 1 : values));
+  };
+  append(k, hkv * d, cache_k_);
+  append(v, hkv * dv, cache_v_);
 
   // 2. Causal attention over the segment so far.
-  const AttentionPush attn{tokens, open_, hq, hkv, d, dv, float(1.0 / std::sqrt(double(d)))};
+  const AttentionPush attn{tokens, hq, hkv, d, dv, float(1.0 / std::sqrt(double(d)))};
   const bool split = attention_split_ && tokens <= kSplitMaxRows;
   stream.dispatch(split ? *attention_split_ : *attention_,
                   {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
-                   {whole(cache_v_), vk::Access::Read}, {whole(out), vk::Access::Write}},
+                   {whole(cache_v_), vk::Access::Read}, {whole(out), vk::Access::Write},
+                   {whole(pos), vk::Access::Read}},
                   attn, {split ? tokens : ceil_div(tokens, attention_rows_), hq, 1});
 
   // 3. Memory read and gate. The first segment reads M = 0 (so A = (1-g) A_dot, "mix") unless
@@ -314,6 +331,12 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
 
   open_ += tokens;
   if (open_ == segment_) record_memory_write(stream, open_);
+}
+
+std::array<uint32_t, 3> InfiniAttentionLayer::grid_1d(uint64_t invocations) const {
+  const uint32_t groups = ceil_div(invocations, 256);
+  const uint32_t gx = std::min(groups, device_.caps().max_workgroup_count[0]);
+  return {gx, ceil_div(groups, gx), 1};
 }
 
 std::array<uint32_t, 3> InfiniAttentionLayer::memory_read_grid(uint32_t tokens, uint32_t heads) const {

@@ -44,13 +44,17 @@ class InfiniAttentionLayer {
 
   // Records `tokens` tokens (at most segment_room()) of Q [.][Hq][D], K [.][Hkv][D],
   // V [.][Hkv][Dv]; writes A [tokens][Hq][Dv] f32 to `out` from row 0. When the segment fills,
-  // its memory write is recorded too. State bookkeeping advances at record time: submit what
-  // was recorded before recording more.
+  // its memory write is recorded too. State bookkeeping advances at record time.
+  //
+  // The kernels read the open segment's length from the first 32-bit word of a buffer. Without
+  // `position` the layer records a write of open_tokens() into a buffer of its own. With it, the
+  // caller puts the length there before each submission, and the recording is valid from any
+  // state with the same (tokens, whether the piece fills the segment, whether segments_written()
+  // is 0): a model replays one recording for every position of a decode.
   void record(vk::CommandStream& stream, TokenRows q, TokenRows k, TokenRows v, const vk::Buffer& out,
-              uint32_t tokens);
+              uint32_t tokens, const vk::Buffer* position = nullptr);
   // Advances the state exactly as record() of `tokens` tokens would, without recording: for a
-  // caller that replays a command buffer recorded earlier from the same state (open_tokens() and
-  // whether segments_written() is 0 decide what record() records).
+  // caller that replays a command buffer recorded earlier from an equivalent state (see record()).
   void advance(uint32_t tokens);
   // Records the memory write of a partly filled segment (the end of a stream).
   void record_finish(vk::CommandStream& stream);
@@ -75,6 +79,7 @@ class InfiniAttentionLayer {
  private:
   void record_memory_write(vk::CommandStream& stream, uint32_t tokens);
   std::array<uint32_t, 3> memory_read_grid(uint32_t tokens, uint32_t heads) const;
+  std::array<uint32_t, 3> grid_1d(uint64_t invocations) const;  // 256-wide workgroups
 
   vk::Device& device_;
   AttentionShape shape_;
@@ -89,8 +94,10 @@ class InfiniAttentionLayer {
   vk::Buffer rope_table_, beta_, m_, z_;
   vk::Buffer cache_k_, cache_v_, cache_kr_;  // the open segment: raw K, V (input type), rotated K (f32)
   vk::Buffer qr_, w_;                        // scratch: rotated Q, delta-rule residual
+  vk::Buffer position_;                      // open_ when record() is given no position buffer
 
   const vk::Pipeline* rope_;
+  const vk::Pipeline* append_;
   const vk::Pipeline* attention_;
   const vk::Pipeline* attention_split_ = nullptr;  // Rows kernel family: decode of 1-2 rows
   const vk::Pipeline* gate_;

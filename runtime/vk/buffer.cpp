@@ -68,12 +68,16 @@ Buffer::Buffer(Device& device, uint64_t bytes, MemoryUse use, std::string label)
     throw Error("out of memory allocating " + what + " of " + bytes_text(bytes) + " on '" + caps.name + "' (" +
                 bytes_text(device.allocated_bytes()) + " already allocated by infini)");
   INFINI_VK_CHECK(result);
+  ++object_census().memory_allocations_made;
   memory_ = Owned<VkDeviceMemory>(device.handle(), memory, vkFreeMemory);
   allocation_size_ = req.size;
   device.note_allocation(static_cast<int64_t>(allocation_size_));
   INFINI_VK_CHECK(vkBindBufferMemory(device.handle(), raw, memory, 0));
 
-  if (mem_type.propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+  // Device-local memory is mapped only where the host shares it (a discrete GPU's host-visible
+  // device memory is a small window, slow for the host to read).
+  const bool map = use != MemoryUse::DeviceLocal || caps.unified_memory;
+  if (map && (mem_type.propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) {
     coherent_ = (mem_type.propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
     INFINI_VK_CHECK(vkMapMemory(device.handle(), memory, 0, VK_WHOLE_SIZE, 0, &mapped_));
   }
@@ -103,6 +107,12 @@ VkMappedMemoryRange Buffer::atom_range(uint64_t offset, uint64_t bytes) const {
   range.offset = offset / atom * atom;
   range.size = std::min(align_up(offset + bytes, atom), allocation_size_) - range.offset;
   return range;
+}
+
+void check_range(const Buffer& b, uint64_t offset, uint64_t bytes, const char* what) {
+  if (offset > b.size() || bytes > b.size() - offset)
+    throw Error(std::string(what) + " of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                " does not fit buffer '" + b.label() + "' of " + std::to_string(b.size()) + " bytes");
 }
 
 void Buffer::flush(uint64_t offset, uint64_t bytes) const {

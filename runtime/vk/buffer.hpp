@@ -52,6 +52,9 @@ class Buffer {
   bool coherent_ = true;
 };
 
+// Throws infini::Error, naming `what` and the buffer, when [offset, offset + bytes) is not inside it.
+void check_range(const Buffer& b, uint64_t offset, uint64_t bytes, const char* what);
+
 // A byte range of a buffer, as bound to a kernel or used by a copy.
 struct BufferRange {
   const Buffer* buffer = nullptr;

@@ -47,6 +47,7 @@ CommandStream::CommandStream(Device& device, uint32_t timestamp_capacity) : devi
     ++object_census().query_pools;
   }
   ++object_census().command_streams;
+  ++object_census().command_streams_made;
 }
 
 CommandStream::~CommandStream() {

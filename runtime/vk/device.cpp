@@ -23,6 +23,7 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     caps_.largest_device_local_heap = std::min(caps_.largest_device_local_heap, options.max_heap_bytes);
     caps_.device_local_bytes = std::min(caps_.device_local_bytes, options.max_heap_bytes);
   }
+  if (options.discrete_memory) caps_.unified_memory = false;
 
   // Enable only what the device has; kernels check caps() before relying on a feature.
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};

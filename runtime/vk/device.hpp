@@ -21,6 +21,9 @@ struct DeviceOptions {
   uint64_t max_buffer_bytes = 0;
   // Likewise for the size of the device-local memory heaps (checks made before allocating).
   uint64_t max_heap_bytes = 0;
+  // Acts as if no device-local memory were host-visible, as on a discrete GPU: tests use it to run
+  // the staging paths (uploads, downloads, a piece's input and output copies) on any device.
+  bool discrete_memory = false;
 };
 
 class Device {
@@ -80,9 +83,14 @@ class Device {
 // Vulkan objects that infini creates as it runs, counted where they are made and destroyed, so
 // that tests can prove a stream's bookkeeping does not grow with its length.
 struct ObjectCensus {
+  // Alive now.
   std::atomic<int64_t> command_streams{0};   // each with its command pool, buffer and fence
   std::atomic<int64_t> descriptor_pools{0};
   std::atomic<int64_t> query_pools{0};
+  // Made so far: a steady stream must make none (creating these costs a driver call each, and on
+  // some drivers host memory that is not all given back).
+  std::atomic<int64_t> command_streams_made{0};
+  std::atomic<int64_t> memory_allocations_made{0};  // vkAllocateMemory calls
 };
 ObjectCensus& object_census() noexcept;  // all devices of the process together
 

@@ -7,16 +7,6 @@
 #include "vk/device.hpp"
 
 namespace infini::vk {
-namespace {
-
-void check_range(const Buffer& b, uint64_t offset, uint64_t bytes, const char* what) {
-  if (offset > b.size() || bytes > b.size() - offset)
-    throw Error(std::string(what) + " of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
-                " does not fit buffer '" + b.label() + "' of " + std::to_string(b.size()) + " bytes");
-}
-
-}  // namespace
-
 void upload(const Buffer& dst, uint64_t offset, const void* data, uint64_t bytes) {
   check_range(dst, offset, bytes, "upload");
   if (bytes == 0) return;

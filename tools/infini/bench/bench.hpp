@@ -72,6 +72,7 @@ struct RegisterWorkload {
   }
 };
 
-uint64_t host_peak_rss_bytes();
+uint64_t host_peak_rss_bytes();  // the process's resident set: at most so far
+uint64_t host_rss_bytes();       // and now
 
 }  // namespace infini::cli

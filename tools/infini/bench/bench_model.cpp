@@ -13,6 +13,7 @@
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
 #include "model/layer_split.hpp"
+#include "model/layer_stage.hpp"
 #include "model/llama_runner.hpp"
 #include "model_options.hpp"
 #include "vk/device.hpp"
@@ -29,6 +30,28 @@ uint64_t weight_bytes_per_token(const model::LlamaWeights& w) {
                                        &l.ffn_down})
       bytes += t->data.size();
   return bytes;
+}
+
+// Adds the profile of the pieces run between two reads of a runner's profile to `sum`.
+void accumulate(model::StageProfile& sum, const model::StageProfile& before, const model::StageProfile& after) {
+  sum.pieces += after.pieces - before.pieces;
+  sum.wall_s += after.wall_s - before.wall_s;
+  sum.record_s += after.record_s - before.record_s;
+  sum.submit_wait_s += after.submit_wait_s - before.submit_wait_s;
+  sum.device_s += after.device_s - before.device_s;
+}
+
+// Microseconds per piece (per stage's piece where there are several): the whole, recording,
+// submitting and waiting, the device's own time, and the host's work besides (wall less both).
+nlohmann::json per_piece_us(const model::StageProfile& p) {
+  const double k = p.pieces ? 1e6 / double(p.pieces) : 0;
+  return {{"pieces", p.pieces},
+          {"wall", p.wall_s * k},
+          {"record", p.record_s * k},
+          {"submit_wait", p.submit_wait_s * k},
+          {"device", p.device_s * k},
+          {"host_other", (p.wall_s - p.record_s - p.submit_wait_s) * k},
+          {"submit_wait_beyond_device", (p.submit_wait_s - p.device_s) * k}};
 }
 
 void bench_model(BenchRun& run) {
@@ -104,16 +127,26 @@ void bench_model(BenchRun& run) {
     const std::vector<int32_t> piece = random_tokens(ro.infini.segment);
     // Rates of the first and the last window of the stream, taken in the same run, show whether
     // throughput depends on how far into the stream we are (it must not).
+    // Where each window's time went, per piece, shows what grows if the rate falls.
     const int64_t window = std::min<int64_t>(tokens, 2 * ro.infini.segment);
     double first_window_s = 0, last_window_s = 0;
+    model::StageProfile first_profile, last_profile;
+    const uint64_t rss_start = host_rss_bytes();
     const auto t0 = std::chrono::steady_clock::now();
     for (int64_t done = 0; done < tokens;) {
       const int64_t n = std::min<int64_t>(tokens - done, ro.infini.segment);
+      const model::StageProfile before = runner.profile();
       const auto tp = std::chrono::steady_clock::now();
       runner.forward(std::span<const int32_t>(piece).first(size_t(n)), false);
       const double dt = seconds_since(tp);
-      if (done < window) first_window_s += dt;
-      if (done >= tokens - window) last_window_s += dt;
+      if (done < window) {
+        first_window_s += dt;
+        accumulate(first_profile, before, runner.profile());
+      }
+      if (done >= tokens - window) {
+        last_window_s += dt;
+        accumulate(last_profile, before, runner.profile());
+      }
       done += n;
     }
     const double s = seconds_since(t0);
@@ -126,6 +159,10 @@ void bench_model(BenchRun& run) {
     line["first_window_tokens_per_s"] = double(window) / first_window_s;
     line["last_window_tokens_per_s"] = double(window) / last_window_s;
     line["stream_peak_device_bytes"] = peak() - baseline;
+    line["host_rss_start_bytes"] = rss_start;
+    line["host_rss_end_bytes"] = host_rss_bytes();
+    line["first_window_per_piece_us"] = per_piece_us(first_profile);
+    line["last_window_per_piece_us"] = per_piece_us(last_profile);
     run.emit(line);
     if (o.interleave) {
       // A second runner that stays within its first segments, timed in alternation with the long

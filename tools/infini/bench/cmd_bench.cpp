@@ -28,13 +28,19 @@ Stats stats_of(std::vector<double> s) {
   return {median, s.front(), s.back()};
 }
 
-uint64_t host_peak_rss_bytes() {
+namespace {
+// A "Key:   N kB" line of /proc/self/status, in bytes; 0 where there is none (not Linux).
+uint64_t proc_status_bytes(const std::string& key) {
   std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // kB
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size())) * 1024;
   return 0;
 }
+}  // namespace
+
+uint64_t host_peak_rss_bytes() { return proc_status_bytes("VmHWM:"); }
+uint64_t host_rss_bytes() { return proc_status_bytes("VmRSS:"); }
 
 void BenchRun::emit(nlohmann::json record) const {
   const auto& caps = device.caps();
