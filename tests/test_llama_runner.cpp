@@ -1,6 +1,8 @@
 // The device model runner against the float64 references: with memory off and one segment it is
 // a plain Llama (plain_llama_logits, written independently); with memory on and several segments
 // it is LlamaReference. Prefill equals token-by-token decode, reset starts a fresh stream.
+#include <algorithm>
+#include <numeric>
 #include <span>
 #include <vector>
 
@@ -145,9 +147,39 @@ TEST_CASE_METHOD(GpuTest, "model runner records each piece shape once and replay
   std::vector<int32_t> ids;
   for (int i = 0; i < 60; ++i) ids.push_back((i * 37 + 11) % 50);  // 10 segments
   const std::vector<float> got = runner.forward(ids, true);
-  // Shapes: (open 0 | 3) x (first segment or not), all-logits rows: 4 recordings for 20 pieces.
+  // Shapes: (ends the segment or not) x (first segment or not), all-logits rows: 4 recordings for
+  // 20 pieces.
   CHECK(runner.recorded_pieces() == 4);
   CHECK(err(got, reference.prefill(ids)) <= tolerance(ElementType::F32));
+}
+
+TEST_CASE_METHOD(GpuTest, "decode ranked on the device gives the best logits of the whole row", "[gpu][model]") {
+  TinyLlama tiny(spec_for(ElementType::F16, true, 2));
+  const RunnerOptions o = runner_options(5, true, 256);
+  LlamaRunner whole(dev(), tiny.weights, o);
+  // The ranking runs where the host cannot map device memory too: its output is staged.
+  vk::DeviceOptions discrete;
+  discrete.discrete_memory = true;
+  const std::unique_ptr<vk::Device> staged = open_second_device(discrete);
+  LlamaRunner ranked(*staged, tiny.weights, o);
+  const uint32_t k = GENERATE(1u, 7u, 64u);
+  INFO("k = " << k);
+  for (int32_t t : kTokens) {  // across three segment boundaries
+    const std::vector<float> row = whole.forward(std::span<const int32_t>(&t, 1), false);
+    const std::vector<ops::RankedLogit> got = ranked.forward_ranked(std::span<const int32_t>(&t, 1), k);
+    std::vector<int32_t> ids(row.size());
+    std::iota(ids.begin(), ids.end(), 0);
+    std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return row[size_t(a)] > row[size_t(b)]; });
+    REQUIRE(got.size() == std::min<size_t>(k, row.size()));
+    for (size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].id == ids[i]);
+      CHECK(got[i].logit == row[size_t(ids[i])]);
+    }
+    CHECK(ranked.last_logits() == row);
+  }
+  CHECK_THROWS_WITH(ranked.forward_ranked(kTokens, 65), Catch::Contains("1..64"));
+  ranked.reset();
+  CHECK_THROWS_WITH(ranked.last_logits(), Catch::Contains("no logits"));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
 #include "model/llama_runner.hpp"
+#include "model/sampler.hpp"
 #include "reference/random_llama.hpp"
 #include "temp_path.hpp"
 
@@ -318,6 +319,29 @@ TEST_CASE("Session greedy generation is the argmax chain", "[api][gpu]") {
   s.feed(prompt);
   CHECK(s.generate(8, {.temperature = 1.0, .seed = 7}) == a);
   CHECK_THROWS_AS(s.generate(-1), Error);
+
+  // Top-k sampling draws from the ranking the device reads back; the host sampler drawing from
+  // whole rows gives the same tokens. A later call that needs whole rows (top-k 0) gets the last
+  // one read back from the device.
+  s.reset();
+  s.feed(prompt);
+  const std::vector<int32_t> drawn = s.generate(8, {.temperature = 0.9, .top_k = 40, .top_p = 0.9, .seed = 3});
+  const std::vector<int32_t> more = s.generate(4, {.temperature = 0.9, .top_k = 0, .seed = 4});
+  Session host(m);
+  std::vector<float> row = host.feed(prompt);
+  auto draw_by_hand = [&](const model::SamplerOptions& options, size_t count) {
+    model::Sampler sampler(options);
+    std::vector<int32_t> out;
+    while (out.size() < count) {
+      const int32_t next = sampler.sample(row);
+      if (next == m.info().eos) break;
+      out.push_back(next);
+      row = host.feed(std::span(&next, 1));
+    }
+    return out;
+  };
+  CHECK(drawn == draw_by_hand({0.9, 40, 0.9, 3}, 8));
+  CHECK(more == draw_by_hand({0.9, 0, 0.95, 4}, 4));
 }
 
 TEST_CASE("Model and Session errors are one line", "[api][gpu]") {

@@ -27,9 +27,13 @@ uint64_t SessionSnapshot::bytes() const noexcept {
 struct Session::Impl {
   std::shared_ptr<const Model::Impl> model;  // keeps the tokenizer and options alive
   model::LlamaRunner runner;
-  // The logits of the last token fed, which generate() samples from. The state file does not
-  // hold them (they are an output, not stream state), so they are empty after reset or restore.
-  std::vector<float> last_logits;
+  // What generate() samples from: the last token's logits, or only its best ones as ranked on
+  // the device (decode reads back no more). The state file does not hold them (they are an
+  // output, not stream state), so there are none after reset or restore.
+  bool fed = false;
+  std::vector<float> last_logits;               // empty when only a ranking was read back
+  std::vector<ops::RankedLogit> last_ranked;    // best first
+  uint32_t ranked_k = 0;                        // how many were asked for
 
   explicit Impl(std::shared_ptr<const Model::Impl> m)
       : model(std::move(m)),
@@ -39,7 +43,30 @@ struct Session::Impl {
     std::vector<float> logits = runner.forward(tokens, all_logits);
     const size_t vocab = size_t(model->info.vocab);
     last_logits.assign(logits.end() - std::ptrdiff_t(vocab), logits.end());
+    ranked_k = 0;
+    fed = true;
     return logits;
+  }
+
+  void forward_ranked(int32_t token, uint32_t k) {
+    last_ranked = runner.forward_ranked(std::span<const int32_t>(&token, 1), k);
+    last_logits.clear();
+    ranked_k = k;
+    fed = true;
+  }
+
+  // The next token drawn from what the last forward pass gave back.
+  int32_t sample(model::Sampler& sampler) {
+    const uint32_t need = sampler.ranked_needed();
+    if (last_logits.empty() && (need == 0 || need > ranked_k)) last_logits = runner.last_logits();
+    return last_logits.empty() ? sampler.sample_ranked(last_ranked) : sampler.sample(last_logits);
+  }
+
+  void forget_output() {
+    fed = false;
+    last_logits.clear();
+    last_ranked.clear();
+    ranked_k = 0;
   }
 
   // The next piece of a feed with progress: the rest of the open segment, plus seven more
@@ -78,17 +105,19 @@ std::vector<float> Session::feed(std::span<const int32_t> tokens, const FeedCall
 std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions& options,
                                        const TokenCallback& on_token) {
   if (max_tokens < 0) throw Error("session: cannot generate " + std::to_string(max_tokens) + " tokens");
-  if (impl_->last_logits.empty())
+  if (!impl_->fed)
     throw Error("session: nothing to generate from; feed at least one token first (after reset or restore too)");
   model::Sampler sampler({options.temperature, options.top_k, options.top_p, options.seed});
   const model::SpmTokenizer& tokenizer = impl_->model->tokenizer;
   std::vector<int32_t> out;
   while (int64_t(out.size()) < max_tokens) {
-    const int32_t next = sampler.sample(impl_->last_logits);
+    const int32_t next = impl_->sample(sampler);
     if (next == tokenizer.eos()) break;
     // Hand the text over before the next forward pass, so streamed output does not wait for it.
     const bool more = !on_token || on_token(next, tokenizer.piece(next));
-    impl_->forward(std::span<const int32_t>(&next, 1), false);
+    // Sampling that needs only the best logits gets only them back from the device.
+    if (const uint32_t k = sampler.ranked_needed()) impl_->forward_ranked(next, k);
+    else impl_->forward(std::span<const int32_t>(&next, 1), false);
     out.push_back(next);
     if (!more) break;
   }
@@ -97,7 +126,7 @@ std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions
 
 void Session::reset() {
   impl_->runner.reset();
-  impl_->last_logits.clear();
+  impl_->forget_output();
 }
 
 void Session::save(const std::filesystem::path& path) const {
@@ -106,7 +135,7 @@ void Session::save(const std::filesystem::path& path) const {
 
 void Session::restore(const std::filesystem::path& path) {
   impl_->runner.restore_state(stream::read_session_state(path));  // throws, changing nothing
-  impl_->last_logits.clear();
+  impl_->forget_output();
 }
 
 SessionSnapshot Session::snapshot() const {
@@ -118,7 +147,7 @@ SessionSnapshot Session::snapshot() const {
 void Session::restore(const SessionSnapshot& snapshot) {
   if (!snapshot.impl_) throw Error("session: the snapshot is empty");
   impl_->runner.restore_state(snapshot.impl_->state);  // throws, changing nothing
-  impl_->last_logits.clear();
+  impl_->forget_output();
 }
 
 int64_t Session::tokens_seen() const noexcept { return impl_->runner.tokens_seen(); }

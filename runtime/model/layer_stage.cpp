@@ -89,7 +89,7 @@ struct LayerStage::Kernels {
 // hidden states) is staged: its copies are part of the piece's recording (vk/staged_buffer.hpp).
 struct LayerStage::Scratch {
   vk::StagedBuffer position_io;  // the open segment's length when the piece runs (one word)
-  vk::StagedBuffer ids_io, x_io, logits_io;
+  vk::StagedBuffer ids_io, x_io, logits_io, ranked_io;
   const vk::Buffer &ids, &x, &logits;
   vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
   Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head)
@@ -99,6 +99,8 @@ struct LayerStage::Scratch {
         x_io(d, std::max<uint64_t>(p * c.embd, 1) * 4, hidden_direction(embeds, head), "hidden x"),
         logits_io(d, std::max<uint64_t>(head ? p * c.vocab : 1, 1) * 4,
                   head ? vk::StagingDirection::FromDevice : vk::StagingDirection::None, "logits"),
+        ranked_io(d, head ? ops::TopK::kMaxK * 8 : 4,
+                  head ? vk::StagingDirection::FromDevice : vk::StagingDirection::None, "ranked logits"),
         ids(ids_io.device_buffer()),
         x(x_io.device_buffer()),
         logits(logits_io.device_buffer()),
@@ -160,6 +162,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
     if (!is_tied(weights)) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));
     else if (!embeds()) head_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
     logits_matmul_ = std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type);
+    top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
   }
   scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head());
   stream_ = std::make_unique<vk::CommandStream>(device, 2);
@@ -175,6 +178,7 @@ std::string LayerStage::describe() const {
 uint32_t LayerStage::segment_room() const { return layers_.front().attention->segment_room(); }
 
 void LayerStage::reset() {
+  last_rows_ = 0;
   stream_->begin();
   for (Layer& l : layers_) l.attention->record_reset(*stream_);
   stream_->end();
@@ -195,12 +199,18 @@ bool LayerStage::fits(std::span<const ops::LayerSnapshot> layers) const {
 }
 
 void LayerStage::restore(std::span<const ops::LayerSnapshot> layers) {
+  last_rows_ = 0;
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i].attention->restore(layers[i]);
 }
 
-void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hidden_in, uint32_t rows, float* logits,
+void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
                      std::vector<float>* hidden_out) {
   const auto t0 = std::chrono::steady_clock::now();
+  const uint32_t rows = head.rows, top_k = head.top_k;
+  if ((rows || top_k) && !has_head()) throw Error("model: only the stage with the head computes logits");
+  if (top_k && (rows != 1 || top_k > ops::TopK::kMaxK))
+    throw Error("model: a device ranking is of the last row's logits, at most " + std::to_string(ops::TopK::kMaxK) +
+                " of them");
   const uint32_t n = uint32_t(embeds() ? tokens.size() : hidden_in.size() / size_t(config_.embd));
   const uint64_t hidden_bytes = uint64_t(n) * uint64_t(config_.embd) * 4;
   if (hidden_out && has_head()) throw Error("model: the stage with the head passes on no hidden states");
@@ -210,7 +220,7 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
   const ops::InfiniAttentionLayer& first = *layers_.front().attention;
   const uint32_t open = first.open_tokens();
   s.position_io.write(0, &open, 4);
-  const PieceShape shape{n, rows, first.segments_written() == 0, n == first.segment_room()};
+  const PieceShape shape{n, rows, top_k, first.segments_written() == 0, n == first.segment_room()};
   vk::CommandStream* ran = nullptr;
   double record_s = 0;
   if (const auto it = recorded_.find(shape); it != recorded_.end()) {
@@ -226,8 +236,9 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
     s.position_io.record_upload(stream, 4);
     if (embeds()) s.ids_io.record_upload(stream, uint64_t(n) * 4);
     else s.x_io.record_upload(stream, hidden_bytes);
-    record_piece(stream, n, rows);
-    if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
+    record_piece(stream, n, rows, top_k);
+    if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
+    else if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
     if (!has_head()) s.x_io.record_download(stream, hidden_bytes);
     stream.timestamp("end");
     stream.end();
@@ -244,7 +255,9 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
     const double end = std::chrono::duration<double>(t_done.time_since_epoch()).count();
     timeline_->push_back({end - device_s, end});
   }
-  if (rows) s.logits_io.read(0, logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
+  if (rows) last_rows_ = rows;
+  if (top_k) s.ranked_io.read(0, head.ranked, uint64_t(top_k) * 8);
+  else if (rows) s.logits_io.read(0, head.logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
   if (hidden_out) {
     hidden_out->resize(size_t(n) * size_t(config_.embd));
     s.x_io.read(0, hidden_out->data(), hidden_bytes);
@@ -256,7 +269,16 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
   profile_.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows) {
+std::vector<float> LayerStage::last_logits() const {
+  if (!has_head() || last_rows_ == 0) throw Error("model: no logits computed yet");
+  const uint64_t vocab = uint64_t(config_.vocab);
+  std::vector<float> out(vocab);
+  // A rare read (after a ranking-only decode): a one-off staging copy where memory is not mapped.
+  vk::download(scratch_->logits, (last_rows_ - 1) * vocab * 4, out.data(), vocab * 4);
+  return out;
+}
+
+void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k) {
   const LlamaConfig& c = config_;
   const uint32_t e = uint32_t(c.embd), qd = uint32_t(c.heads * c.head_dim), kvd = uint32_t(c.heads_kv * c.head_dim),
                  f = uint32_t(c.ffn), vocab = uint32_t(c.vocab);
@@ -290,6 +312,7 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
     args.a_offset = (n - rows) * e;
     const ops::RowChunks& w = output_ ? *output_ : head_embd_ ? *head_embd_ : *token_embd_;
     ops::record_matmul_chunks(*logits_matmul_, stream, args, w);
+    if (top_k) top_k_->record(stream, s.logits, 0, vocab, top_k, {&s.ranked_io.device_buffer(), 0, uint64_t(top_k) * 8});
   }
 }
 

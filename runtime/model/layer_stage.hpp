@@ -22,6 +22,7 @@
 #include "ops/layer_snapshot.hpp"
 #include "ops/matmul.hpp"
 #include "ops/row_chunks.hpp"
+#include "ops/top_k.hpp"
 #include "vk/buffer.hpp"
 #include "vk/command_stream.hpp"
 
@@ -50,6 +51,17 @@ struct StageProfile {
   double wall_s = 0, record_s = 0, submit_wait_s = 0, device_s = 0;
 };
 
+// What the stage with the head gives back for a piece: `rows` rows of logits (the piece's last
+// rows) into `logits`, or, when top_k > 0 (rows must be 1), only the top_k best logits of the
+// last row with their ids, ranked on the device: 2 * top_k words into `ranked` (ops::TopK's
+// pairs), so decode reads back 8 * top_k bytes, not the whole row.
+struct HeadOutput {
+  uint32_t rows = 0;
+  float* logits = nullptr;
+  uint32_t top_k = 0;
+  uint32_t* ranked = nullptr;
+};
+
 struct LayerRange {
   int64_t first = 0, last = 0;  // [first, last)
   int64_t count() const noexcept { return last - first; }
@@ -65,10 +77,13 @@ class LayerStage {
   bool has_head() const noexcept { return range_.last == config_.layers; }
 
   // Runs one piece (at most max_piece tokens, inside one segment). The embedding stage reads
-  // `tokens`, the others `hidden_in` ([n][embd]). The head stage writes `rows` rows of logits
-  // (the piece's last rows) to `logits`; the others write the piece's hidden states to `hidden_out`.
-  void run(std::span<const int32_t> tokens, std::span<const float> hidden_in, uint32_t rows, float* logits,
+  // `tokens`, the others `hidden_in` ([n][embd]). The head stage gives back `head`; the others
+  // write the piece's hidden states to `hidden_out`.
+  void run(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
            std::vector<float>* hidden_out);
+  // The head stage: the logits of the last token of the last piece run with logits rows (those
+  // stay on the device when only a ranking was read back). Throws when there are none.
+  std::vector<float> last_logits() const;
 
   void reset();
   // Appends one BusyInterval per piece run to `out` until called again with nullptr.
@@ -89,7 +104,7 @@ class LayerStage {
   struct Layer;
   struct Kernels;
   struct Scratch;
-  void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows);
+  void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k);
 
   vk::Device& device_;
   LlamaConfig config_;
@@ -102,9 +117,12 @@ class LayerStage {
   std::unique_ptr<ops::RowChunks> output_;                  // head stage; null when tied to token_embd
   std::unique_ptr<ops::RowChunks> head_embd_;               // head stage of a tied model not holding token_embd
   std::unique_ptr<ops::Matmul> logits_matmul_;
+  std::unique_ptr<ops::TopK> top_k_;  // head stage
+  uint32_t last_rows_ = 0;            // logits rows of the last piece that had some
   std::unique_ptr<Scratch> scratch_;
   std::unique_ptr<vk::CommandStream> stream_;  // for reset() and shapes past the cache's capacity
-  using PieceShape = std::tuple<uint32_t, uint32_t, bool, bool>;  // tokens, rows, first segment, ends segment
+  // tokens, logits rows, top-k, first segment, ends the segment
+  using PieceShape = std::tuple<uint32_t, uint32_t, uint32_t, bool, bool>;
   std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
   std::vector<BusyInterval>* timeline_ = nullptr;
   StageProfile profile_;

@@ -127,21 +127,45 @@ void LlamaRunner::restore_state(const stream::SessionState& state) {
 }
 
 std::vector<float> LlamaRunner::forward(std::span<const int32_t> tokens, bool all_logits) {
+  std::vector<float> logits(all_logits ? tokens.size() * size_t(config_.vocab) : size_t(config_.vocab));
+  run(tokens, all_logits, 0, logits.data(), nullptr);
+  return logits;
+}
+
+std::vector<ops::RankedLogit> LlamaRunner::forward_ranked(std::span<const int32_t> tokens, uint32_t k) {
+  if (k == 0 || k > ops::TopK::kMaxK)
+    throw Error("model: a device ranking takes 1.." + std::to_string(ops::TopK::kMaxK) + " logits, got " +
+                std::to_string(k));
+  std::vector<uint32_t> pairs(size_t(k) * 2);
+  run(tokens, false, k, nullptr, pairs.data());
+  return ops::TopK::unpack(pairs.data(), k);
+}
+
+std::vector<float> LlamaRunner::last_logits() const { return stages_.back()->last_logits(); }
+
+void LlamaRunner::run(std::span<const int32_t> tokens, bool all_logits, uint32_t top_k, float* logits,
+                      uint32_t* ranked) {
   if (tokens.empty()) throw Error("model: no tokens to feed");
   for (int32_t t : tokens)
     if (t < 0 || t >= config_.vocab)
       throw Error("model: token id " + std::to_string(t) + " is outside the vocabulary of " +
                   std::to_string(config_.vocab));
   const size_t vocab = size_t(config_.vocab);
-  std::vector<float> logits(all_logits ? tokens.size() * vocab : vocab);
   // Pieces never cross a segment boundary: every layer's open segment has the same room.
   std::vector<Piece> pieces;
   size_t room = stages_.front()->segment_room();
   for (size_t done = 0; done < tokens.size();) {
     const size_t n = std::min({tokens.size() - done, room, size_t(options_.max_piece)});
     const bool last = done + n == tokens.size();
-    Piece p{tokens.subspan(done, n), all_logits ? uint32_t(n) : (last ? 1u : 0u), nullptr};
-    if (p.rows) p.logits = all_logits ? logits.data() + done * vocab : logits.data();
+    Piece p{tokens.subspan(done, n), {}};
+    p.head.rows = all_logits ? uint32_t(n) : (last ? 1u : 0u);
+    if (p.head.rows) {
+      p.head.logits = all_logits ? logits + done * vocab : logits;
+      if (last && top_k) {
+        p.head.top_k = top_k;
+        p.head.ranked = ranked;
+      }
+    }
     pieces.push_back(p);
     done += n;
     room -= n;
@@ -150,10 +174,9 @@ std::vector<float> LlamaRunner::forward(std::span<const int32_t> tokens, bool al
   if (pipeline_) {
     pipeline_->run(pieces);
   } else {
-    for (const Piece& p : pieces) stages_.front()->run(p.tokens, {}, p.rows, p.logits, nullptr);
+    for (const Piece& p : pieces) stages_.front()->run(p.tokens, {}, p.head, nullptr);
   }
   tokens_seen_ += int64_t(tokens.size());
-  return logits;
 }
 
 }  // namespace infini::model

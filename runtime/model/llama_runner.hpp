@@ -55,6 +55,13 @@ class LlamaRunner {
   // else those of the last token only ([vocab]). A token id outside the vocabulary throws before
   // anything is fed. On several devices the pieces of a long input run as a wavefront.
   std::vector<float> forward(std::span<const int32_t> tokens, bool all_logits);
+  // The same, giving back only the k (1..ops::TopK::kMaxK) best logits of the last token with
+  // their ids, ranked on the device (best first, ties to the lower id): what greedy and top-k
+  // sampling need, without reading the whole row back.
+  std::vector<ops::RankedLogit> forward_ranked(std::span<const int32_t> tokens, uint32_t k);
+  // The last token's whole logits row after forward_ranked (read from the device). Throws when
+  // nothing was fed since the start, reset() or restore_state().
+  std::vector<float> last_logits() const;
   // Back to the start of a stream (memory, open segments, token count).
   void reset();
   // The whole stream state, and back; independent of how the layers are split over devices.
@@ -82,6 +89,8 @@ class LlamaRunner {
   std::vector<std::vector<BusyInterval>> timeline();
 
  private:
+  void run(std::span<const int32_t> tokens, bool all_logits, uint32_t top_k, float* logits, uint32_t* ranked);
+
   LlamaConfig config_;
   RunnerOptions options_;
   std::vector<std::unique_ptr<LayerStage>> stages_;

@@ -25,6 +25,12 @@ double Sampler::next_uniform() {
   return double(z >> 11) * 0x1.0p-53;
 }
 
+uint32_t Sampler::ranked_needed() const noexcept {
+  if (options_.temperature == 0) return 1;
+  if (options_.top_k > 0 && uint32_t(options_.top_k) <= ops::TopK::kMaxK) return uint32_t(options_.top_k);
+  return 0;
+}
+
 int32_t Sampler::sample(std::span<const float> logits) {
   if (logits.empty()) throw Error("sampler: no logits");
   for (float v : logits)
@@ -38,12 +44,23 @@ int32_t Sampler::sample(std::span<const float> logits) {
   std::iota(order_.begin(), order_.end(), 0);
   auto more_likely = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
   std::partial_sort(order_.begin(), order_.begin() + std::ptrdiff_t(k), order_.end(), more_likely);
+  top_.resize(k);
+  for (size_t i = 0; i < k; ++i) top_[i] = {logits[size_t(order_[i])], order_[i]};
+  return sample_ranked(top_);
+}
+
+int32_t Sampler::sample_ranked(std::span<const ops::RankedLogit> ranked) {
+  if (ranked.empty()) throw Error("sampler: no logits");
+  for (const ops::RankedLogit& r : ranked)
+    if (std::isnan(r.logit)) throw Error("sampler: the logits contain NaN");
+  if (options_.temperature == 0) return ranked[0].id;
+  const size_t k = options_.top_k > 0 ? std::min(ranked.size(), size_t(options_.top_k)) : ranked.size();
 
   // Softmax over the top k in double, then the nucleus: the shortest prefix reaching top_p.
   std::vector<double> p(k);
-  const double top = logits[order_[0]];
+  const double top = ranked[0].logit;
   double sum = 0;
-  for (size_t i = 0; i < k; ++i) sum += p[i] = std::exp((double(logits[order_[i]]) - top) / options_.temperature);
+  for (size_t i = 0; i < k; ++i) sum += p[i] = std::exp((double(ranked[i].logit) - top) / options_.temperature);
   size_t keep = k;
   double kept = 0;
   for (size_t i = 0; i < k; ++i) {
@@ -57,10 +74,10 @@ int32_t Sampler::sample(std::span<const float> logits) {
   for (size_t i = 0; i < keep; ++i) total += p[i];
   double u = next_uniform() * total;
   for (size_t i = 0; i < keep; ++i) {
-    if (u < p[i]) return order_[i];
+    if (u < p[i]) return ranked[i].id;
     u -= p[i];
   }
-  return order_[keep - 1];  // rounding left u just past the end
+  return ranked[keep - 1].id;  // rounding left u just past the end
 }
 
 }  // namespace infini::model

@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "ops/top_k.hpp"
+
 namespace infini::model {
 
 struct SamplerOptions {
@@ -22,13 +24,21 @@ class Sampler {
   explicit Sampler(const SamplerOptions& options);
   // Throws infini::Error when logits is empty or holds NaN.
   int32_t sample(std::span<const float> logits);
+  // The same draw from the best logits only, ranked best first with ties to the lower id (as
+  // ops::TopK ranks them): equal to sample() of the whole row when `ranked` holds at least
+  // ranked_needed() of its best. Throws infini::Error when it is empty or holds NaN.
+  int32_t sample_ranked(std::span<const ops::RankedLogit> ranked);
+  // How many of the best logits a draw needs: 1 for greedy, top_k when it is at most
+  // ops::TopK::kMaxK, 0 when it needs the whole row.
+  uint32_t ranked_needed() const noexcept;
   // Uniform in [0, 1) from the next 53 bits of the stream.
   double next_uniform();
 
  private:
   SamplerOptions options_;
   uint64_t state_;
-  std::vector<int32_t> order_;  // scratch, kept to avoid reallocating per token
+  std::vector<int32_t> order_;         // scratch, kept to avoid reallocating per token
+  std::vector<ops::RankedLogit> top_;  // likewise
 };
 
 }  // namespace infini::model

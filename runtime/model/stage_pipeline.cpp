@@ -52,7 +52,7 @@ void StagePipeline::worker(size_t s) {
     std::string failed;
     std::vector<float> out;
     try {
-      stage.run(piece.tokens, work.hidden, last ? piece.rows : 0, piece.logits, last ? nullptr : &out);
+      stage.run(piece.tokens, work.hidden, last ? piece.head : HeadOutput{}, last ? nullptr : &out);
     } catch (const std::exception& e) {
       failed = "device " + stage.describe() + ": " + e.what();
     }

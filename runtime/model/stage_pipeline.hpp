@@ -22,8 +22,7 @@ namespace infini::model {
 
 struct Piece {
   std::span<const int32_t> tokens;
-  uint32_t rows = 0;        // logits rows wanted (the piece's last rows)
-  float* logits = nullptr;  // rows * vocab floats
+  HeadOutput head;  // what the last stage gives back
 };
 
 class StagePipeline {

@@ -85,14 +85,14 @@ void bench_model(BenchRun& run) {
     runner.reset();
     const std::vector<int32_t> prompt = random_tokens(o.prefill);
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<float> logits = runner.forward(prompt, false);
+    const std::vector<float> logits = runner.forward(prompt, false);
     prefill_rate.push_back(double(o.prefill) / seconds_since(t0));
     if (o.decode > 0) {
+      // Greedy decode as `infini run` does it: the argmax is taken on the device.
+      int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
       t0 = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < o.decode; ++i) {
-        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-        logits = runner.forward(std::span<const int32_t>(&next, 1), false);
-      }
+      for (int64_t i = 0; i < o.decode; ++i)
+        next = runner.forward_ranked(std::span<const int32_t>(&next, 1), 1).front().id;
       decode_rate.push_back(double(o.decode) / seconds_since(t0));
     }
   }
