@@ -116,6 +116,17 @@ TEST_CASE_METHOD(GpuTest, "layer matches the reference for every RoPE variant an
   check_against_reference(random_stream({4, 2, 64, 64}, 90, 21), o, ElementType::F32);
 }
 
+TEST_CASE_METHOD(GpuTest, "GPU decode splits the keys over workgroups and matches the reference", "[gpu][layer]") {
+  // Token by token with the tiled family: attention_decode.comp and its merge. On a CPU driver
+  // 16 query heads make 4 splits; a segment of 300 keys gives them 2 blocks of 64 keys each (the
+  // last ones partly or wholly past the position until the segment fills); Dv = 80 gives some
+  // lanes two output columns; the stream crosses a segment boundary.
+  const ElementType t = GENERATE(ElementType::F32, ElementType::F16);
+  INFO(element_name(t));
+  check_against_reference(random_stream({16, 4, 32, 80}, 300 + 21, 77), options_with(300), t, 1,
+                          AttentionKernel::Tiled);
+}
+
 TEST_CASE_METHOD(GpuTest, "a stream gives the same output in one call, per segment and per token", "[gpu][layer]") {
   const StreamInputs in = random_stream({4, 1, 64, 64}, 41, 31);
   const InfiniOptions o = options_with(12);

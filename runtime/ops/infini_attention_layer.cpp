@@ -5,6 +5,9 @@
 
 #include "infini/error.hpp"
 #include "ops/rope_table.hpp"
+#include "spirv/attention_decode_merge.h"
+#include "spirv/attention_decode_v16.h"
+#include "spirv/attention_decode_v32.h"
 #include "spirv/attention_rows_v16.h"
 #include "spirv/attention_rows_v32.h"
 #include "spirv/attention_segment_v16.h"
@@ -45,6 +48,13 @@ struct AttentionPush {
   uint32_t q_rows, heads_q, heads_kv, head_dim, value_dim;
   float scale;
 };
+struct DecodePush {
+  uint32_t q_rows, heads_q, heads_kv, head_dim, value_dim, splits, keys_per_split;
+  float scale;
+};
+struct DecodeMergePush {
+  uint32_t heads_q, value_dim, splits;
+};
 struct AppendPush {
   uint32_t rows, row_values, src_row0;
 };
@@ -59,9 +69,14 @@ struct MemoryUpdatePush {
 constexpr uint32_t kAttnWorkgroup = 128, kAttnRows = 32, kAttnKeys = 32, kAttnDimChunk = 32, kAttnValueChunk = 64;
 // attention_rows.comp: query rows per invocation (registers hold R rows of Q and of the output).
 constexpr uint32_t kRowsPerInvocation = 4;
-// At most this many query rows (decode) go to attention_split.comp, which splits the keys over
-// the lanes instead of the rows.
+// At most this many query rows (decode) go to the split kernels: attention_split.comp (CPU
+// drivers) splits the keys over the lanes of a workgroup, attention_decode.comp (GPUs) over
+// workgroups, each taking a multiple of kDecodeKeys keys: enough splits that the query heads
+// together make about kDecodeWorkgroups workgroups (every core of a large GPU busy; a CPU
+// driver, which runs the tiled family only when asked to, has a few cores), fewer when the
+// segment has fewer blocks of keys.
 constexpr uint32_t kSplitMaxRows = 2;
+constexpr uint32_t kDecodeKeys = 64, kDecodeWorkgroups = 512, kDecodeWorkgroupsCpu = 64;
 constexpr uint32_t kMaxHeadDim = 256;  // memory_read.comp keeps sigma(X) rows of at most this many dims
 
 constexpr uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
@@ -157,6 +172,18 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     const uint32_t attn_spec[] = {kAttnWorkgroup, kAttnRows, kAttnKeys, kAttnDimChunk, kAttnValueChunk,
                                   ceil_div(uint32_t(shape.value_dim), cg)};
     attention_rows_ = kAttnRows;
+    const uint32_t blocks = ceil_div(segment_, kDecodeKeys);
+    const uint32_t workgroups = device.caps().is_software() ? kDecodeWorkgroupsCpu : kDecodeWorkgroups;
+    decode_splits_ = std::min(blocks, ceil_div(workgroups, uint32_t(shape.heads_q)));
+    decode_keys_per_split_ = ceil_div(blocks, decode_splits_) * kDecodeKeys;
+    decode_parts_ = std::make_unique<vk::Buffer>(
+        device, uint64_t(kSplitMaxRows) * uint64_t(shape.heads_q) * decode_splits_ * (2 + uint64_t(shape.value_dim)) * 4,
+        vk::MemoryUse::DeviceLocal, "decode partials");
+    attention_decode_ = &pipelines.get(
+        f16 ? vk::KernelSource{"attention_decode_v16", spirv::attention_decode_v16, 5, sizeof(DecodePush)}
+            : vk::KernelSource{"attention_decode_v32", spirv::attention_decode_v32, 5, sizeof(DecodePush)});
+    attention_merge_ =
+        &pipelines.get({"attention_decode_merge", spirv::attention_decode_merge, 2, sizeof(DecodeMergePush)});
     attention_ = &pipelines.get(
         f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 5, sizeof(AttentionPush)}
             : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 5, sizeof(AttentionPush)},
@@ -310,13 +337,26 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   append(v, hkv * dv, cache_v_);
 
   // 2. Causal attention over the segment so far.
-  const AttentionPush attn{tokens, hq, hkv, d, dv, float(1.0 / std::sqrt(double(d)))};
-  const bool split = attention_split_ && tokens <= kSplitMaxRows;
-  stream.dispatch(split ? *attention_split_ : *attention_,
-                  {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
-                   {whole(cache_v_), vk::Access::Read}, {whole(out), vk::Access::Write},
-                   {whole(pos), vk::Access::Read}},
-                  attn, {split ? tokens : ceil_div(tokens, attention_rows_), hq, 1});
+  const float scale = float(1.0 / std::sqrt(double(d)));
+  const bool decode = tokens <= kSplitMaxRows;
+  if (decode && attention_decode_) {
+    const DecodePush push{tokens, hq, hkv, d, dv, decode_splits_, decode_keys_per_split_, scale};
+    stream.dispatch(*attention_decode_,
+                    {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
+                     {whole(cache_v_), vk::Access::Read}, {whole(*decode_parts_), vk::Access::Write},
+                     {whole(pos), vk::Access::Read}},
+                    push, {decode_splits_, hq, tokens});
+    stream.dispatch(*attention_merge_, {{whole(*decode_parts_), vk::Access::Read}, {whole(out), vk::Access::Write}},
+                    DecodeMergePush{hq, dv, decode_splits_}, {1, hq, tokens});
+  } else {
+    const AttentionPush attn{tokens, hq, hkv, d, dv, scale};
+    const bool split = decode && attention_split_;
+    stream.dispatch(split ? *attention_split_ : *attention_,
+                    {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
+                     {whole(cache_v_), vk::Access::Read}, {whole(out), vk::Access::Write},
+                     {whole(pos), vk::Access::Read}},
+                    attn, {split ? tokens : ceil_div(tokens, attention_rows_), hq, 1});
+  }
 
   // 3. Memory read and gate. The first segment reads M = 0 (so A = (1-g) A_dot, "mix") unless
   //    the "local" convention asks for plain A_dot there.

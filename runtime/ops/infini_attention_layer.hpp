@@ -5,6 +5,7 @@
 // never by the stream length) and records its work into a caller's command stream.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -30,8 +31,10 @@ struct TokenRows {
 // Which causal-attention kernel runs. Tiled (attention_segment.comp) shares tiles through shared
 // memory, as GPUs like; Rows (attention_rows.comp) keeps whole rows in registers and touches no
 // shared memory, as CPU drivers like. Auto picks Rows on CPU devices when D and Dv are multiples
-// of 4, else Tiled. With Rows, pieces of 1-2 tokens (decode) use attention_split.comp, which
-// splits the keys over the lanes instead. All give the same result up to summation order.
+// of 4, else Tiled. Pieces of 1-2 tokens (decode) split the keys instead of the rows: with Rows
+// over the lanes of a workgroup (attention_split.comp), with Tiled over many workgroups whose
+// partial results are then merged (attention_decode.comp), so that all of a GPU's cores read the
+// cache. All give the same result up to summation order.
 enum class AttentionKernel { Auto, Tiled, Rows };
 
 class InfiniAttentionLayer {
@@ -100,6 +103,10 @@ class InfiniAttentionLayer {
   const vk::Pipeline* append_;
   const vk::Pipeline* attention_;
   const vk::Pipeline* attention_split_ = nullptr;  // Rows kernel family: decode of 1-2 rows
+  const vk::Pipeline* attention_decode_ = nullptr;  // Tiled kernel family: decode of 1-2 rows,
+  const vk::Pipeline* attention_merge_ = nullptr;   // split over workgroups, then merged
+  std::unique_ptr<vk::Buffer> decode_parts_;
+  uint32_t decode_splits_ = 0, decode_keys_per_split_ = 0;
   const vk::Pipeline* gate_;
   const vk::Pipeline* delta_;
   const vk::Pipeline* update_;
