@@ -10,7 +10,7 @@
 #include "infini/error.hpp"
 #include "io/atomic_file.hpp"
 #include "util/half.hpp"
-#include "util/scalar_bytes.hpp"
+#include "util/block_codec.hpp"
 
 namespace infini::model {
 
@@ -134,16 +134,7 @@ void GgufWriter::add_tensor(std::string name, ElementType type, std::vector<int6
 }
 
 void GgufWriter::add_tensor(std::string name, ElementType type, std::vector<int64_t> shape, std::span<const float> values) {
-  Bytes data(scalar_bytes(type) * values.size());
-  if (type == ElementType::F32) {
-    if (!values.empty()) std::memcpy(data.data(), values.data(), data.size());
-  } else {
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      const uint16_t h = float_to_half(values[i]);
-      std::memcpy(data.data() + 2 * i, &h, 2);
-    }
-  }
-  add_tensor(std::move(name), type, std::move(shape), std::move(data));
+  add_tensor(std::move(name), type, std::move(shape), encode_blocks(type, values));
 }
 
 void GgufWriter::remove_tensor(std::string_view name) {
@@ -175,7 +166,7 @@ Bytes GgufWriter::header() const {
     put_string(b, t.name);
     put<uint32_t>(b, static_cast<uint32_t>(t.shape.size()));
     for (int64_t d : t.shape) put<uint64_t>(b, static_cast<uint64_t>(d));
-    put<uint32_t>(b, static_cast<uint32_t>(t.type));
+    put<uint32_t>(b, element_traits(t.type).ggml_type);
     put<uint64_t>(b, offset);
     offset = align_up(offset + t.data.size(), alignment_);
   }

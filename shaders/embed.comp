@@ -3,6 +3,7 @@
 // table may be one chunk of rows [first_row, first_row + rows): tokens outside it are left alone.
 //! variant f32
 //! variant f16 -DTABLE_F16
+//! variant q8_0 -DTABLE_Q8_0
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
 
@@ -10,7 +11,9 @@ layout(local_size_x = 256) in;
 layout(push_constant) uniform Params { uint tokens, dim, first_row, rows; } p;
 
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
-#ifdef TABLE_F16
+#if defined(TABLE_Q8_0)
+DECLARE_Q8_0_INPUT(1, Table)
+#elif defined(TABLE_F16)
 DECLARE_F16_INPUT(1, Table)
 #else
 DECLARE_F32_INPUT(1, Table)

@@ -15,8 +15,11 @@
 //! variant a32_b32
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
+//! variant a32_bq8 -DB_Q8_0
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_GOOGLE_include_directive : require
+#include "common/storage.glsl"
 
 #define LANES 8
 layout(local_size_x = LANES) in;
@@ -41,7 +44,10 @@ void load_a8(uint i, out vec4 lo, out vec4 hi) {
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
 void load_a8(uint i, out vec4 lo, out vec4 hi) { lo = a_data[i >> 2]; hi = a_data[(i >> 2) + 1]; }
 #endif
-#ifdef B_F16
+#if defined(B_Q8_0)
+DECLARE_Q8_0_INPUT(1, B)
+void load_b8(uint i, out vec4 lo, out vec4 hi) { lo = load4_B(i); hi = load4_B(i + 4u); }
+#elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec4 b_data[]; };
 void load_b8(uint i, out vec4 lo, out vec4 hi) {
   const uvec4 w = b_data[i >> 3];

@@ -11,7 +11,10 @@
 //! variant a32_b32
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
+//! variant a32_bq8 -DB_Q8_0
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_GOOGLE_include_directive : require
+#include "common/storage.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TM = 4;  // rows of C per invocation
@@ -30,7 +33,10 @@ vec4 load_a4(uint i) { const uvec2 w = a_data[i >> 2]; return vec4(unpackHalf2x1
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
 vec4 load_a4(uint i) { return a_data[i >> 2]; }
 #endif
-#ifdef B_F16
+#if defined(B_Q8_0)
+DECLARE_Q8_0_INPUT(1, B)
+vec4 load_b4(uint i) { return load4_B(i); }
+#elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec2 b_data[]; };
 vec4 load_b4(uint i) { const uvec2 w = b_data[i >> 2]; return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
 #else

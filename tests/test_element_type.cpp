@@ -26,11 +26,14 @@ TEST_CASE("Element types: one row each, found again by GGUF id and by name", "[e
     CHECK(ids.insert(t.ggml_type).second);
     CHECK(names.insert(t.name).second);
   }
-  // ggml's published ids for the scalar types.
+  // ggml's published ids and block layouts.
   CHECK(element_type_from_ggml(0) == ElementType::F32);
   CHECK(element_type_from_ggml(1) == ElementType::F16);
-  CHECK_FALSE(element_type_from_ggml(8));  // Q8_0: not stored by infini yet
-  CHECK_FALSE(element_type_from_name("q8_0"));
+  CHECK(element_type_from_ggml(8) == ElementType::Q8_0);
+  CHECK(element_traits(ElementType::Q8_0).block_elements == 32);
+  CHECK(element_traits(ElementType::Q8_0).block_bytes == 2 + 32);
+  CHECK_FALSE(element_type_from_ggml(2));  // Q4_0: not stored by infini yet
+  CHECK_FALSE(element_type_from_name("q4_0"));
 }
 
 TEST_CASE("Element bytes: whole blocks only, no overflow", "[element_type]") {
@@ -40,6 +43,9 @@ TEST_CASE("Element bytes: whole blocks only, no overflow", "[element_type]") {
   CHECK_FALSE(element_bytes(ElementType::F32, uint64_t(1) << 63));
   CHECK(scalar_bytes(ElementType::F32) == 4);
   CHECK(scalar_bytes(ElementType::F16) == 2);
+  CHECK(element_bytes(ElementType::Q8_0, 64) == 68u);
+  CHECK_FALSE(element_bytes(ElementType::Q8_0, 48));
+  CHECK_THROWS_WITH(scalar_bytes(ElementType::Q8_0), Catch::Contains("block format"));
 }
 
 }  // namespace

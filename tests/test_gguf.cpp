@@ -276,7 +276,7 @@ TEST_CASE("gguf: hostile and corrupted files are rejected with the reason", "[gg
       {"dimension 2^63", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 63); }, "has dimension 9223372036854775808, too large"},
       {"element count overflow", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 32); poke<uint64_t>(b, info_a + 12, 1ull << 32); }, "element count of tensor 'tensor.a' with shape [4294967296, 4294967296] overflows"},
       {"byte size overflow", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 31); poke<uint64_t>(b, info_a + 12, 1ull << 31); }, "byte size of tensor 'tensor.a'"},
-      {"unknown ggml type", [&](Bytes& b) { poke<uint32_t>(b, info_a + 20, 8); }, "tensor 'tensor.a' has ggml type 8, which infini does not read (f32=0, f16=1)"},
+      {"unknown ggml type", [&](Bytes& b) { poke<uint32_t>(b, info_a + 20, 2); }, "tensor 'tensor.a' has ggml type 2, which infini does not read (f32=0, f16=1, q8_0=8)"},
       {"data past EOF", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, 1ull << 20); }, "tensor 'tensor.b' ([8] f16, 16 bytes at offset 1048576) runs past the end of the file"},
       {"offset near 2^64", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, ~0ull - 31); }, "runs past the end of the file"},
       {"overlapping tensors", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, 0); }, "tensors 'tensor.a' and 'tensor.b' overlap"},
@@ -523,6 +523,34 @@ TEST_CASE("gguf: non-finite weights, odd token ids and unused tensors are warnin
     };
     CHECK(warnings == expected);
   }
+}
+
+TEST_CASE("gguf: Q8_0 models load; NaN scales and rows of partial blocks are refused", "[gguf][quant]") {
+  RandomLlamaOptions o = tiny_options();
+  o.ffn = 64;  // rows of 32 and 64 values: whole blocks
+  o.dtype = ElementType::Q8_0;
+  Bytes bytes = random_llama(o).to_bytes();
+  std::size_t at = 0;
+  {
+    const GgufFile clean(bytes, "Q.gguf");
+    const TensorView& q = clean.tensor("blk.1.attn_q.weight");
+    CHECK(q.type == ElementType::Q8_0);
+    CHECK(q.data.size() == 32 * 32 / 32 * 34);
+    CHECK_NOTHROW(load_llama(clean));
+    at = static_cast<std::size_t>(q.data.data() - clean.bytes().data());
+  }
+  for (const uint16_t scale : {uint16_t(0x7e00), uint16_t(0xfc00)}) {  // NaN, -inf
+    Bytes bad = bytes;
+    poke<uint16_t>(bad, at + 3 * 34, scale);
+    const GgufFile f(bad, "Q.gguf");
+    CHECK_THROWS_WITH(load_llama(f), "Q.gguf: tensor 'blk.1.attn_q.weight': the scale of q8_0 block 3 is NaN or infinite");
+  }
+  // A Q8_0 tensor whose rows are 48 values: the header is rewritten after writing 64.
+  GgufWriter w;
+  w.add_tensor("odd", ElementType::Q8_0, {64, 3}, std::vector<float>(192, 0.5f));
+  Bytes odd = w.to_bytes();
+  poke<uint64_t>(odd, after_string(odd, "odd") + 4, 48);
+  require_rejected(odd, "tensor 'odd' has rows of 48 values, not a multiple of the q8_0 block of 32");
 }
 
 TEST_CASE("gguf: the synthetic vocabulary is unique and grows by extension", "[gguf]") {

@@ -133,6 +133,40 @@ TEST_CASE_METHOD(GpuTest, "a random GGUF model runs on the device as the referen
   CHECK(err(runner.forward(ids, true), want) <= tolerance(type));
 }
 
+TEST_CASE_METHOD(GpuTest, "a Q8_0 model runs as the reference on its dequantized weights, near the f16 model",
+                 "[gpu][model][gguf][quant]") {
+  model::RandomLlamaOptions ro;
+  ro.vocab = 300;
+  ro.embd = 64;  // every matrix row (64, 64 and 96 values) whole 32-value blocks
+  ro.heads = 4;
+  ro.heads_kv = 2;
+  ro.ffn = 96;
+  ro.segment = 6;
+  auto logits_of = [&](ElementType type, double* reference_nmse) {
+    ro.dtype = type;
+    const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
+    model::GgufFile file(bytes, "random.gguf");
+    const model::LlamaWeights weights = model::load_llama(file);
+    RunnerOptions o;
+    o.infini = weights.config.infini;
+    const std::vector<int32_t> ids = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12};
+    model::LlamaRunner runner(dev(), weights, o);
+    const std::vector<float> got = runner.forward(ids, true);
+    *reference_nmse = err(got, model::LlamaReference(weights, o.infini).prefill(ids));
+    return got;
+  };
+  double q8_vs_reference = 0, f16_vs_reference = 0;
+  const std::vector<float> q8 = logits_of(ElementType::Q8_0, &q8_vs_reference);
+  const std::vector<float> f16 = logits_of(ElementType::F16, &f16_vs_reference);
+  CHECK(q8_vs_reference <= 1e-5);  // the kernels are exact to float32 on the stored weights
+  CHECK(f16_vs_reference <= 1e-4);
+  // Quantization itself: 8-bit steps of max|x| / 127 per 32 values.
+  const double q8_vs_f16 = nmse(std::span<const float>(q8), std::span<const float>(f16));
+  INFO("logits nmse, q8_0 against f16: " << q8_vs_f16);
+  CHECK(q8_vs_f16 <= 1e-3);
+  CHECK(q8_vs_f16 > 0);
+}
+
 }  // namespace
 }  // namespace infini::test
 

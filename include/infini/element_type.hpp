@@ -2,7 +2,8 @@
 // Every element type infini stores tensors in, with its traits in one table: the GGUF reader, the
 // host conversions, the kernels and the options all read this table, so a new type is a new row
 // here plus the kernels that read it. A block format (ggml's Q8_0: 32 values in 34 bytes) is a row
-// with block_elements > 1; f32 and f16 are blocks of one element.
+// with block_elements > 1; f32 and f16 are blocks of one element. Block formats store weights
+// only (matrices and the embedding table); activations and caches are f32 or f16.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -10,7 +11,7 @@
 
 namespace infini {
 
-enum class ElementType : uint8_t { F32, F16 };
+enum class ElementType : uint8_t { F32, F16, Q8_0 };
 
 struct ElementTraits {
   ElementType type;
@@ -23,6 +24,8 @@ struct ElementTraits {
 inline constexpr ElementTraits kElementTypes[] = {
     {ElementType::F32, "f32", 0, 1, 4},
     {ElementType::F16, "f16", 1, 1, 2},
+    // ggml's Q8_0: an f16 scale d, then 32 int8 values q; each value is d * q.
+    {ElementType::Q8_0, "q8_0", 8, 32, 34},
 };
 
 constexpr const ElementTraits& element_traits(ElementType t) noexcept { return kElementTypes[std::size_t(t)]; }

@@ -286,7 +286,12 @@ class Loader {
   void scan() {
     for (const TensorView& t : f_.tensors()) {
       if (!used_.contains(t.name)) continue;
-      const NonFiniteCount bad = count_non_finite(t);
+      NonFiniteCount bad;
+      try {
+        bad = count_non_finite(t);
+      } catch (const Error& e) {  // a block's scale: the tensor is garbage
+        fail(e.what());
+      }
       if (bad.count > 0)
         warn("tensor '" + t.name + "' has " + std::to_string(bad.count) + " NaN/Inf values (first at element " +
              std::to_string(bad.first) + ")");

@@ -1,11 +1,11 @@
 #include "model/tensor_values.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "infini/error.hpp"
-#include "util/half.hpp"
-#include "util/scalar_bytes.hpp"
+#include "util/block_codec.hpp"
 
 namespace infini::model {
 namespace {
@@ -29,30 +29,13 @@ void check_tensor(const TensorView& t, const std::vector<int64_t>& shape) {
 }
 
 void widen(const TensorView& t, int64_t first, int64_t count, double* out) {
-  const std::size_t bytes = scalar_bytes(t.type);
-  if (first < 0 || count < 0 || first + count > t.elements() ||
-      static_cast<std::size_t>(first + count) * bytes > t.data.size())
+  const ElementTraits& e = element_traits(t.type);
+  const uint64_t end = uint64_t(std::max<int64_t>(first + count, 0));
+  const uint64_t blocks_needed = (end + e.block_elements - 1) / e.block_elements;
+  if (first < 0 || count < 0 || first + count > t.elements() || blocks_needed * e.block_bytes > t.data.size())
     throw Error("tensor '" + t.name + "': elements [" + std::to_string(first) + ", " + std::to_string(first + count) +
                 ") are out of range");
-  const std::byte* p = t.data.data() + static_cast<std::size_t>(first) * bytes;
-  const std::size_t n = static_cast<std::size_t>(count);
-  // One case per element type: -Wswitch names this place when a type is added.
-  switch (t.type) {
-    case ElementType::F32:
-      for (std::size_t i = 0; i < n; ++i) {
-        float f;
-        std::memcpy(&f, p + i * 4, 4);
-        out[i] = static_cast<double>(f);
-      }
-      return;
-    case ElementType::F16:
-      for (std::size_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, p + i * 2, 2);
-        out[i] = static_cast<double>(half_to_float(h));
-      }
-      return;
-  }
+  decode_blocks(t.type, t.data, uint64_t(first), uint64_t(count), out);
 }
 
 std::vector<double> widen_all(const TensorView& t) {

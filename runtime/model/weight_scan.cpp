@@ -3,6 +3,10 @@
 #include "model/weight_scan.hpp"
 
 #include <cstring>
+#include <string>
+
+#include "infini/error.hpp"
+#include "util/block_codec.hpp"
 
 namespace infini::model {
 
@@ -29,6 +33,13 @@ NonFiniteCount count_non_finite(const TensorView& t) {
   switch (t.type) {
     case ElementType::F32: return scan<uint32_t>(t, 0x7f800000u);
     case ElementType::F16: return scan<uint16_t>(t, 0x7c00u);
+    case ElementType::Q8_0: {  // integers behind a scale: only a scale can be non-finite
+      const int64_t bad = first_bad_scale(t.type, t.data);
+      if (bad >= 0)
+        throw Error("tensor '" + t.name + "': the scale of " + std::string(element_name(t.type)) + " block " +
+                    std::to_string(bad) + " is NaN or infinite");
+      return {};
+    }
   }
   return {};  // unreachable: -Wswitch names this place when a type is added
 }

@@ -12,6 +12,8 @@ struct NonFiniteCount {
   uint64_t first = 0;  // index of the first one (valid when count > 0)
 };
 
+// For block formats, whose values are integers behind a scale, a scale that is NaN or infinite
+// makes the whole block garbage: that throws infini::Error naming the tensor and the block.
 NonFiniteCount count_non_finite(const TensorView& t);
 
 }  // namespace infini::model

@@ -3,6 +3,7 @@
 #include "ops/dispatch_grid.hpp"
 #include "spirv/embed_f16.h"
 #include "spirv/embed_f32.h"
+#include "spirv/embed_q8_0.h"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
@@ -14,11 +15,20 @@ struct Push {
 };
 }  // namespace
 
+namespace {
+// The kernel variant that reads a table of `type`: one case per element type (-Wswitch).
+vk::KernelSource embed_kernel(ElementType type) {
+  switch (type) {
+    case ElementType::F32: return {"embed_f32", spirv::embed_f32, 3, sizeof(Push)};
+    case ElementType::F16: return {"embed_f16", spirv::embed_f16, 3, sizeof(Push)};
+    case ElementType::Q8_0: return {"embed_q8_0", spirv::embed_q8_0, 3, sizeof(Push)};
+  }
+  throw Error("embedding: no kernel for element type " + std::to_string(int(type)));
+}
+}  // namespace
+
 Embedding::Embedding(vk::Device& device, ElementType table)
-    : device_(device),
-      pipeline_(&device.pipelines().get(table == ElementType::F16
-                                            ? vk::KernelSource{"embed_f16", spirv::embed_f16, 3, sizeof(Push)}
-                                            : vk::KernelSource{"embed_f32", spirv::embed_f32, 3, sizeof(Push)})) {}
+    : device_(device), table_(table), pipeline_(&device.pipelines().get(embed_kernel(table))) {}
 
 void Embedding::record(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
                        const vk::BufferRange& out, uint32_t tokens, uint32_t dim) const {
@@ -35,6 +45,10 @@ void Embedding::record_rows(vk::CommandStream& stream, const vk::BufferRange& id
                             const vk::BufferRange& out, uint32_t tokens, uint32_t dim, uint32_t first_row,
                             uint32_t rows) const {
   if (tokens == 0) return;
+  const ElementTraits& e = element_traits(table_);
+  if (dim % e.block_elements)
+    throw Error("embedding: rows of " + std::to_string(dim) + " values are not whole " + std::string(e.name) +
+                " blocks of " + std::to_string(e.block_elements));
   if (ids.size < uint64_t(tokens) * 4 || out.size < uint64_t(tokens) * dim * 4)
     throw Error("embedding: ids or output range too small for " + std::to_string(tokens) + " tokens");
   stream.dispatch(*pipeline_, {{ids, vk::Access::Read}, {table, vk::Access::Read}, {out, vk::Access::Write}},

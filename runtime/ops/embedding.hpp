@@ -17,6 +17,7 @@ class Embedding {
  public:
   Embedding(vk::Device& device, ElementType table);
   // out[t][:] = table[ids[t]][:] for t < tokens; ids are uint32 already checked against the vocab.
+  // A block-format table needs rows (dim) of whole blocks; throws infini::Error otherwise.
   void record(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
               const vk::BufferRange& out, uint32_t tokens, uint32_t dim) const;
   // The same for a table stored as row chunks (one dispatch per chunk).
@@ -27,6 +28,7 @@ class Embedding {
   void record_rows(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
                    const vk::BufferRange& out, uint32_t tokens, uint32_t dim, uint32_t first_row, uint32_t rows) const;
   vk::Device& device_;
+  ElementType table_;
   const vk::Pipeline* pipeline_;
 };
 

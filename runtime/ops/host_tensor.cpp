@@ -1,29 +1,22 @@
 #include "ops/host_tensor.hpp"
 
-#include "util/half.hpp"
+#include "util/block_codec.hpp"
 #include "vk/transfer.hpp"
-#include "util/scalar_bytes.hpp"
 
 namespace infini::ops {
 
 vk::Buffer upload_tensor(vk::Device& device, std::span<const float> values, ElementType type, std::string label) {
-  // Rounded up to whole 32-bit words: kernels read f16 data two elements at a time.
-  const uint64_t bytes = (values.size() * scalar_bytes(type) + 3) / 4 * 4;
-  vk::Buffer buffer(device, bytes, vk::MemoryUse::DeviceLocal, std::move(label));
-  if (type == ElementType::F32) {
-    vk::upload(buffer, values);
-  } else {
-    std::vector<uint16_t> halves(values.size());
-    for (size_t i = 0; i < values.size(); ++i) halves[i] = float_to_half(values[i]);
-    vk::upload(buffer, std::span<const uint16_t>(halves));
-  }
+  const std::vector<std::byte> bytes = encode_blocks(type, values);
+  // Rounded up to whole 32-bit words: kernels read f16 and block data as words.
+  vk::Buffer buffer(device, (bytes.size() + 3) / 4 * 4, vk::MemoryUse::DeviceLocal, std::move(label));
+  vk::upload(buffer, 0, bytes.data(), bytes.size());
   return buffer;
 }
 
 std::vector<double> as_stored(std::span<const float> values, ElementType type) {
+  const std::vector<std::byte> bytes = encode_blocks(type, values);
   std::vector<double> out(values.size());
-  for (size_t i = 0; i < values.size(); ++i)
-    out[i] = type == ElementType::F16 ? half_to_float(float_to_half(values[i])) : values[i];
+  decode_blocks(type, bytes, 0, values.size(), out.data());
   return out;
 }
 

@@ -9,8 +9,8 @@
 
 namespace infini::ops {
 
-// A device-local buffer holding `values` stored as `type` (f16 rounds to nearest even), its size
-// rounded up to whole 32-bit words.
+// A device-local buffer holding `values` stored as `type` (f16 rounds to nearest even; block
+// formats as util/block_codec.hpp encodes them), its size rounded up to whole 32-bit words.
 vk::Buffer upload_tensor(vk::Device& device, std::span<const float> values, ElementType type, std::string label);
 
 // The values exactly as the device sees them after storing as `type`, in double: what a float64

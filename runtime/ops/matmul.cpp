@@ -7,22 +7,26 @@
 #include "spirv/matmul_a16_b16.h"
 #include "spirv/matmul_a32_b16.h"
 #include "spirv/matmul_a32_b32.h"
+#include "spirv/matmul_a32_bq8.h"
 #include "spirv/matmul_lanes_a16_b16.h"
 #include "spirv/matmul_lanes_a32_b16.h"
 #include "spirv/matmul_lanes_a32_b32.h"
+#include "spirv/matmul_lanes_a32_bq8.h"
 #include "spirv/matmul_regs_a16_b16.h"
 #include "spirv/matmul_regs_a32_b16.h"
 #include "spirv/matmul_regs_a32_b32.h"
+#include "spirv/matmul_regs_a32_bq8.h"
 #include "spirv/matvec_a16_b16.h"
 #include "spirv/matvec_a16_b16_shared.h"
 #include "spirv/matvec_a32_b16.h"
 #include "spirv/matvec_a32_b16_shared.h"
 #include "spirv/matvec_a32_b32.h"
 #include "spirv/matvec_a32_b32_shared.h"
+#include "spirv/matvec_a32_bq8.h"
+#include "spirv/matvec_a32_bq8_shared.h"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
-#include "util/scalar_bytes.hpp"
 
 namespace infini::ops {
 namespace {
@@ -51,19 +55,24 @@ using namespace infini::spirv;
 using enum ElementType;
 constexpr Variant kTiled[] = {{F32, F32, "matmul_a32_b32", matmul_a32_b32},
                               {F32, F16, "matmul_a32_b16", matmul_a32_b16},
-                              {F16, F16, "matmul_a16_b16", matmul_a16_b16}};
+                              {F16, F16, "matmul_a16_b16", matmul_a16_b16},
+                              {F32, Q8_0, "matmul_a32_bq8", matmul_a32_bq8}};
 constexpr Variant kRegs[] = {{F32, F32, "matmul_regs_a32_b32", matmul_regs_a32_b32},
                              {F32, F16, "matmul_regs_a32_b16", matmul_regs_a32_b16},
-                             {F16, F16, "matmul_regs_a16_b16", matmul_regs_a16_b16}};
+                             {F16, F16, "matmul_regs_a16_b16", matmul_regs_a16_b16},
+                             {F32, Q8_0, "matmul_regs_a32_bq8", matmul_regs_a32_bq8}};
 constexpr Variant kVector[] = {{F32, F32, "matvec_a32_b32", matvec_a32_b32},
                                {F32, F16, "matvec_a32_b16", matvec_a32_b16},
-                               {F16, F16, "matvec_a16_b16", matvec_a16_b16}};
+                               {F16, F16, "matvec_a16_b16", matvec_a16_b16},
+                               {F32, Q8_0, "matvec_a32_bq8", matvec_a32_bq8}};
 constexpr Variant kVectorShared[] = {{F32, F32, "matvec_a32_b32_shared", matvec_a32_b32_shared},
                                      {F32, F16, "matvec_a32_b16_shared", matvec_a32_b16_shared},
-                                     {F16, F16, "matvec_a16_b16_shared", matvec_a16_b16_shared}};
+                                     {F16, F16, "matvec_a16_b16_shared", matvec_a16_b16_shared},
+                                     {F32, Q8_0, "matvec_a32_bq8_shared", matvec_a32_bq8_shared}};
 constexpr Variant kLanes[] = {{F32, F32, "matmul_lanes_a32_b32", matmul_lanes_a32_b32},
                               {F32, F16, "matmul_lanes_a32_b16", matmul_lanes_a32_b16},
-                              {F16, F16, "matmul_lanes_a16_b16", matmul_lanes_a16_b16}};
+                              {F16, F16, "matmul_lanes_a16_b16", matmul_lanes_a16_b16},
+                              {F32, Q8_0, "matmul_lanes_a32_bq8", matmul_lanes_a32_bq8}};
 
 // matmul_lanes.comp: rows of C per workgroup (A rows shared by its lanes) and columns per lane.
 // 32 x 8 was the fastest of 8x4 .. 32x8 and 16x16 on llvmpipe (512 rows, K 1024 and 2816: 1.6-1.9x
@@ -88,10 +97,16 @@ bool supports_subgroup_matvec(const vk::Capabilities& caps) {
 void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, uint64_t cols, uint64_t ld,
                    uint64_t offset, ElementType type) {
   if (rows == 0 || cols == 0) return;
+  const ElementTraits& e = element_traits(type);
+  // A block format is addressed by value, so every row must start on a block boundary.
+  if (e.block_elements > 1 && (cols % e.block_elements || ld % e.block_elements || offset % e.block_elements))
+    throw Error(std::string("matmul: ") + name + " is " + std::string(e.name) + ", whose rows, row stride and offset must be "
+                "whole blocks of " + std::to_string(e.block_elements) + " values");
   const uint64_t last = offset + (rows - 1) * ld + cols;  // one past the last element
   if (ld < cols) throw Error(std::string("matmul: ") + name + " row stride is smaller than its row");
-  // f16 data is read as whole 32-bit words, so the range must cover the last element's word.
-  const uint64_t needed = (last * scalar_bytes(type) + 3) / 4 * 4;
+  // Data is read as whole 32-bit words, so the range must cover the last element's word.
+  const uint64_t blocks = (last + e.block_elements - 1) / e.block_elements;
+  const uint64_t needed = (blocks * e.block_bytes + 3) / 4 * 4;
   if (!r.buffer || needed > r.size)
     throw Error(std::string("matmul: ") + name + " needs " + std::to_string(needed) +
                 " bytes but its range has " + std::to_string(r.size));

@@ -20,4 +20,30 @@
     return (i & 1u) != 0u ? pair.y : pair.x;                                              \
   }
 
+// ggml's Q8_0: blocks of 32 values in 34 bytes, an f16 scale d then 32 int8 q; value = d * q.
+// Blocks are not word-aligned, so bytes come out of the 32-bit words that hold them (no 8-bit
+// storage feature needed). A block starts at an even byte: its scale lies within one word, and
+// four quants from a multiple of 4 start at byte 0 or 2 of a word. load4_NAME(i) reads values
+// i..i+3 for i a multiple of 4 (one block).
+#define DECLARE_Q8_0_INPUT(BINDING, NAME)                                                  \
+  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; }; \
+  float NAME##_scale(uint block) {                                                         \
+    const uint b = block * 34u;                                                            \
+    return unpackHalf2x16((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffffu).x;           \
+  }                                                                                        \
+  uint NAME##_quad(uint b) {                                                               \
+    const uint shift = (b & 3u) * 8u, w = NAME##_data[b >> 2];                             \
+    return shift == 0u ? w : (w >> shift) | (NAME##_data[(b >> 2) + 1u] << (32u - shift)); \
+  }                                                                                        \
+  float load_##NAME(uint i) {                                                              \
+    const uint b = (i >> 5) * 34u + 2u + (i & 31u);                                        \
+    const int q = int((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) << 24) >> 24;               \
+    return NAME##_scale(i >> 5) * float(q);                                                \
+  }                                                                                        \
+  vec4 load4_##NAME(uint i) {                                                              \
+    const uint w = NAME##_quad((i >> 5) * 34u + 2u + (i & 31u));                           \
+    const ivec4 q = ivec4(int(w << 24), int(w << 16), int(w << 8), int(w)) >> 24;          \
+    return NAME##_scale(i >> 5) * vec4(q);                                                 \
+  }
+
 #endif

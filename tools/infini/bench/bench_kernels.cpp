@@ -9,7 +9,6 @@
 #include "ops/matmul.hpp"
 #include "ops/peak_fma.hpp"
 #include "ops/read_bandwidth.hpp"
-#include "util/scalar_bytes.hpp"
 #include "vk/device.hpp"
 
 namespace infini::cli {
@@ -79,8 +78,10 @@ void bench_bandwidth(BenchRun& run) {
 void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<float>& b, const std::string& dtype,
                  ops::MatmulKernel kernel) {
   const auto& o = run.options;
-  const ElementType type_a = dtype == "f16" ? ElementType::F16 : ElementType::F32;  // "f32-f16": f32 activations, f16 weights
-  const ElementType type_b = dtype == "f32" ? ElementType::F32 : ElementType::F16;
+  // "A-B": A (activations) and B (weights) of different types; else both the same.
+  const size_t dash = dtype.find('-');
+  const ElementType type_a = *element_type_from_name(dtype.substr(0, dash));
+  const ElementType type_b = *element_type_from_name(dash == std::string::npos ? dtype : dtype.substr(dash + 1));
   vk::Buffer da = ops::upload_tensor(run.device, a, type_a, "A");
   vk::Buffer db = ops::upload_tensor(run.device, b, type_b, "B");
   vk::Buffer dc(run.device, size_t(o.m) * o.n * 4, vk::MemoryUse::DeviceLocal, "C");
@@ -96,7 +97,8 @@ void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
   const auto ms = run.time_ms(stream, o.repeat);
   std::vector<double> gflops, gbps;
   // Bytes a call must move at least: A and B read once, C written once.
-  const double bytes = double(scalar_bytes(type_a)) * o.m * o.k + double(scalar_bytes(type_b)) * o.n * o.k + 4.0 * o.m * o.n;
+  const double bytes = double(*element_bytes(type_a, uint64_t(o.m) * o.k)) +
+                       double(*element_bytes(type_b, uint64_t(o.n) * o.k)) + 4.0 * o.m * o.n;
   for (double t : ms) {
     gflops.push_back(ops::Matmul::flops(o.m, o.n, o.k) / (t * 1e6));
     gbps.push_back(bytes / (t * 1e6));

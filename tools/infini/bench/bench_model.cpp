@@ -161,6 +161,7 @@ void bench_model(BenchRun& run) {
     line["stream_peak_device_bytes"] = peak() - baseline;
     line["host_rss_start_bytes"] = rss_start;
     line["host_rss_end_bytes"] = host_rss_bytes();
+    line["recorded_pieces"] = runner.recorded_pieces();  // command buffers kept for replay
     line["first_window_per_piece_us"] = per_piece_us(first_profile);
     line["last_window_per_piece_us"] = per_piece_us(last_profile);
     run.emit(line);

@@ -1,0 +1,27 @@
+#pragma once
+// Block formats on the host: decoding to double (for the float64 references, norms and checks)
+// and round-to-nearest encoding (for `infini quantize`, `infini make-model` and the tests), each
+// as ggml defines the format's blocks. The kernels decode the same blocks in registers
+// (shaders/common/storage.glsl).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "infini/element_type.hpp"
+
+namespace infini {
+
+// Values [first, first + count) of a tensor of `type` stored in `data`; `first` and `count` need
+// not be whole blocks. The caller has checked that the range lies inside `data`.
+void decode_blocks(ElementType type, std::span<const std::byte> data, uint64_t first, uint64_t count, double* out);
+
+// `values` (a whole number of blocks) in `type`: Q8_0 takes d = max|x| / 127 per block and
+// q = round(x / d), the reference rule without an importance matrix. Throws infini::Error when
+// the count is not whole blocks, or a value to put in a block format is not finite.
+std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> values);
+
+// Index of the first block whose scale is NaN or infinite, or -1.
+int64_t first_bad_scale(ElementType type, std::span<const std::byte> data);
+
+}  // namespace infini

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Every GPU figure the open decode and streaming work needs, in one run on a lent GPU machine
+# whose Vulkan loader is set up (`. .gl/on-device.sh`, see the GPU notes of the project), with
+# this repository's Release build in ./build. Prints JSON lines (infini bench) and the peer's
+# table when .peer/run_peer.sh exists (llama.cpp's Vulkan backend on the same models and card).
+#   scripts/gpu-figures.sh [quick]     # quick: skips the 1M-token stream and the GPU tests
+# Takes about 5 minutes on an H100 (quick: 2).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+infini=./build/infini
+models=${TMPDIR:-/tmp}
+step() { echo "== $*" >&2; }
+
+step devices
+$infini devices
+step models
+$infini make-model --out "$models/m155.gguf" --vocab 32000 --embd 1024 --layers 8 --heads 16 --kv-heads 4 --ffn 2816 --dtype f16
+$infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
+
+step "one-row matmuls (decode): auto (the matrix-vector kernel) against the tiled GEMM"
+for shape in "--n 5632 --k 2048" "--n 2048 --k 5632" "--n 32000 --k 2048"; do
+  # shellcheck disable=SC2086
+  $infini bench --workload peak_fma,bandwidth,matmul --m 1 $shape --dtype f32-f16 --matmul-kernel auto,tiled --repeat 20
+done
+
+step "models: prefill 512, decode 128 (greedy, argmax on the device)"
+$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3
+$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
+if [ -x .peer/run_peer.sh ]; then
+  step "peer: llama.cpp Vulkan on the same files"
+  .peer/run_peer.sh "$models/m155.gguf" --fa on
+  .peer/run_peer.sh "$models/m1b.gguf" --fa on
+fi
+
+if [ "${1:-}" != quick ]; then
+  step "a long stream: per-piece profile and host memory at 64K and 1M tokens, late against fresh"
+  $infini bench --workload model --model samples/passkey/passkey.gguf --prefill 16 --decode 0 --repeat 1 \
+    --stream 65536,1048576 --interleave
+  step "GPU tests under the validation layer (not the 2^20-token reference test)"
+  ./build/infini_tests "[gpu]~[long]"
+fi
