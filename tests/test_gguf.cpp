@@ -17,7 +17,7 @@
 #include "util/scalar_bytes.hpp"
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
-#include "reference/gguf_writer.hpp"
+#include "model/gguf_writer.hpp"
 #include "model/llama_loader.hpp"
 #include "reference/random_llama.hpp"
 #include "reference/synthetic_vocab.hpp"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/gguf_format.hpp"
+#include "model/gguf_value.hpp"
 #include "model/llama_weights.hpp"
 
 namespace infini::model {
@@ -37,6 +38,8 @@ class GgufWriter {
   void set_string_array(std::string_view key, std::span<const std::string> v);
   void set_f32_array(std::string_view key, std::span<const float> v);
   void set_i32_array(std::string_view key, std::span<const int32_t> v);
+  // A value as read from another file (GgufFile::metadata()), copied byte for byte.
+  void set_value(std::string_view key, const GgufValue& value);
   void remove(std::string_view key);
   bool has(std::string_view key) const;
 

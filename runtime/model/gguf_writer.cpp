@@ -1,7 +1,7 @@
 // GGUF v3 writing (layout in gguf_format.hpp). Values are encoded once when set; the file is then
 // the header block (magic, counts, metadata, tensor infos, padding) followed by the tensors, each
 // padded to the alignment, so the reader's overlap and alignment checks hold by construction.
-#include "reference/gguf_writer.hpp"
+#include "model/gguf_writer.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -93,6 +93,19 @@ void GgufWriter::set_i64(std::string_view k, int64_t v) { set(k, scalar(ValueTyp
 void GgufWriter::set_f32(std::string_view k, float v) { set(k, scalar(ValueType::F32, v)); }
 void GgufWriter::set_f64(std::string_view k, double v) { set(k, scalar(ValueType::F64, v)); }
 void GgufWriter::set_bool(std::string_view k, bool v) { set(k, scalar(ValueType::Bool, uint8_t(v ? 1 : 0))); }
+
+void GgufWriter::set_value(std::string_view k, const GgufValue& v) {
+  Bytes b;
+  put<uint32_t>(b, static_cast<uint32_t>(v.type));
+  if (v.type == ValueType::String) {
+    put<uint64_t>(b, v.payload.size());
+  } else if (v.type == ValueType::Array) {
+    put<uint32_t>(b, static_cast<uint32_t>(v.element_type));
+    put<uint64_t>(b, v.count);
+  }
+  append(b, v.payload.data(), v.payload.size());
+  set(k, std::move(b));
+}
 
 void GgufWriter::set_string(std::string_view k, std::string_view v) {
   Bytes b;
