@@ -7,7 +7,7 @@
 // TM x TN block of C straight from device memory, four k at a time: TM + TN vec4 loads feed
 // 4 * TM * TN FMAs. Shared-memory tiles (matmul.comp) would add loads, not remove them. Rows and
 // columns past the edge are clamped (loads stay in bounds) and not stored. K, the row strides and
-// the offsets are multiples of 4 (the host checks).
+// the offsets are multiples of 4 (the host checks); of 32 for Q8_0 weights, read block by block.
 //! variant a32_b32
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
@@ -58,6 +58,23 @@ void main() {
   [[unroll]] for (uint i = 0; i < TM; ++i)
     [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = vec4(0.0);
 
+#ifdef B_Q8_0
+  // Block by block: the nine words of each column's block once (scale and quants), then the
+  // eight steps of four k from registers. Reading four values at a time would load the scale
+  // and one or two words per step.
+  for (uint k = 0; k < p.K; k += 32) {
+    float scale[TN];
+    uvec4 lo[TN], hi[TN];
+    [[unroll]] for (uint j = 0; j < TN; ++j) scale[j] = B_block((b_row[j] + k) >> 5, lo[j], hi[j]);
+    [[unroll]] for (uint t = 0; t < 8; ++t) {
+      vec4 a[TM], b[TN];
+      [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_a4(a_row[i] + k + 4 * t);
+      [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = scale[j] * int8x4_to_vec4(t < 4 ? lo[j][t] : hi[j][t - 4]);
+      [[unroll]] for (uint i = 0; i < TM; ++i)
+        [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+    }
+  }
+#else
   for (uint k = 0; k < p.K; k += 4) {
     vec4 a[TM], b[TN];
     [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_a4(a_row[i] + k);
@@ -65,6 +82,7 @@ void main() {
     [[unroll]] for (uint i = 0; i < TM; ++i)
       [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
   }
+#endif
 
   [[unroll]] for (uint i = 0; i < TM; ++i) {
     if (row0 + i >= p.M) break;

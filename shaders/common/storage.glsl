@@ -20,11 +20,16 @@
     return (i & 1u) != 0u ? pair.y : pair.x;                                              \
   }
 
+// Four signed bytes of a word, low byte first.
+vec4 int8x4_to_vec4(uint w) { return vec4(ivec4(int(w << 24), int(w << 16), int(w << 8), int(w)) >> 24); }
+
 // ggml's Q8_0: blocks of 32 values in 34 bytes, an f16 scale d then 32 int8 q; value = d * q.
 // Blocks are not word-aligned, so bytes come out of the 32-bit words that hold them (no 8-bit
 // storage feature needed). A block starts at an even byte: its scale lies within one word, and
 // four quants from a multiple of 4 start at byte 0 or 2 of a word. load4_NAME(i) reads values
-// i..i+3 for i a multiple of 4 (one block).
+// i..i+3 for i a multiple of 4 (one block). NAME_block(b, lo, hi) reads a whole block in the nine
+// words that hold it and returns its scale, with its 32 quants as 8 words (int8x4_to_vec4 each):
+// the loads a kernel walking K block by block needs.
 #define DECLARE_Q8_0_INPUT(BINDING, NAME)                                                  \
   layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; }; \
   float NAME##_scale(uint block) {                                                         \
@@ -41,9 +46,21 @@
     return NAME##_scale(i >> 5) * float(q);                                                \
   }                                                                                        \
   vec4 load4_##NAME(uint i) {                                                              \
-    const uint w = NAME##_quad((i >> 5) * 34u + 2u + (i & 31u));                           \
-    const ivec4 q = ivec4(int(w << 24), int(w << 16), int(w << 8), int(w)) >> 24;          \
-    return NAME##_scale(i >> 5) * vec4(q);                                                 \
+    return NAME##_scale(i >> 5) * int8x4_to_vec4(NAME##_quad((i >> 5) * 34u + 2u + (i & 31u))); \
+  }                                                                                        \
+  float NAME##_block(uint block, out uvec4 lo, out uvec4 hi) {                             \
+    const uint b = block * 34u, w = b >> 2;                                                \
+    const uint r0 = NAME##_data[w], r1 = NAME##_data[w + 1u], r2 = NAME##_data[w + 2u];    \
+    const uint r3 = NAME##_data[w + 3u], r4 = NAME##_data[w + 4u], r5 = NAME##_data[w + 5u]; \
+    const uint r6 = NAME##_data[w + 6u], r7 = NAME##_data[w + 7u], r8 = NAME##_data[w + 8u]; \
+    const bool even = (b & 3u) == 0u;                                                      \
+    lo = even ? uvec4((r0 >> 16) | (r1 << 16), (r1 >> 16) | (r2 << 16), (r2 >> 16) | (r3 << 16), \
+                      (r3 >> 16) | (r4 << 16))                                             \
+              : uvec4(r1, r2, r3, r4);                                                     \
+    hi = even ? uvec4((r4 >> 16) | (r5 << 16), (r5 >> 16) | (r6 << 16), (r6 >> 16) | (r7 << 16), \
+                      (r7 >> 16) | (r8 << 16))                                             \
+              : uvec4(r5, r6, r7, r8);                                                     \
+    return unpackHalf2x16(even ? r0 & 0xffffu : r0 >> 16).x;                               \
   }
 
 #endif
