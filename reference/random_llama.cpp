@@ -60,8 +60,9 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
   GgufWriter w;
   w.set_string("general.architecture", "llama");
   w.set_string("general.name", "infini random llama");
-  // llama.cpp's file types: 0 all f32, 1 mostly f16, 7 mostly Q8_0.
-  w.set_u32("general.file_type", o.dtype == ElementType::F16 ? 1u : o.dtype == ElementType::Q8_0 ? 7u : 0u);
+  // llama.cpp's file types: 0 all f32, 1 mostly f16, 2 mostly Q4_0, 7 mostly Q8_0.
+  const uint32_t file_type = o.dtype == ElementType::F16 ? 1u : o.dtype == ElementType::Q4_0 ? 2u : o.dtype == ElementType::Q8_0 ? 7u : 0u;
+  w.set_u32("general.file_type", file_type);
   w.set_u32("llama.context_length", static_cast<uint32_t>(std::min<int64_t>(o.context_length, UINT32_MAX)));
   w.set_u32("llama.embedding_length", static_cast<uint32_t>(o.embd));
   w.set_u32("llama.block_count", static_cast<uint32_t>(o.layers));

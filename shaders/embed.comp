@@ -4,6 +4,7 @@
 //! variant f32
 //! variant f16 -DTABLE_F16
 //! variant q8_0 -DTABLE_Q8_0
+//! variant q4_0 -DTABLE_Q4_0
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
 
@@ -13,6 +14,8 @@ layout(push_constant) uniform Params { uint tokens, dim, first_row, rows; } p;
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 #if defined(TABLE_Q8_0)
 DECLARE_Q8_0_INPUT(1, Table)
+#elif defined(TABLE_Q4_0)
+DECLARE_Q4_0_INPUT(1, Table)
 #elif defined(TABLE_F16)
 DECLARE_F16_INPUT(1, Table)
 #else

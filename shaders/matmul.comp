@@ -9,6 +9,7 @@
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
 //! variant a32_bq8 -DB_Q8_0
+//! variant a32_bq4 -DB_Q4_0
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
 
@@ -32,6 +33,8 @@ DECLARE_F32_INPUT(0, A)
 #endif
 #if defined(B_Q8_0)
 DECLARE_Q8_0_INPUT(1, B)
+#elif defined(B_Q4_0)
+DECLARE_Q4_0_INPUT(1, B)
 #elif defined(B_F16)
 DECLARE_F16_INPUT(1, B)
 #else

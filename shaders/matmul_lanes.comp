@@ -16,6 +16,7 @@
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
 //! variant a32_bq8 -DB_Q8_0
+//! variant a32_bq4 -DB_Q4_0
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_GOOGLE_include_directive : require
@@ -46,6 +47,9 @@ void load_a8(uint i, out vec4 lo, out vec4 hi) { lo = a_data[i >> 2]; hi = a_dat
 #endif
 #if defined(B_Q8_0)
 DECLARE_Q8_0_INPUT(1, B)
+void load_b8(uint i, out vec4 lo, out vec4 hi) { lo = load4_B(i); hi = load4_B(i + 4u); }
+#elif defined(B_Q4_0)
+DECLARE_Q4_0_INPUT(1, B)
 void load_b8(uint i, out vec4 lo, out vec4 hi) { lo = load4_B(i); hi = load4_B(i + 4u); }
 #elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec4 b_data[]; };

@@ -7,11 +7,13 @@
 // TM x TN block of C straight from device memory, four k at a time: TM + TN vec4 loads feed
 // 4 * TM * TN FMAs. Shared-memory tiles (matmul.comp) would add loads, not remove them. Rows and
 // columns past the edge are clamped (loads stay in bounds) and not stored. K, the row strides and
-// the offsets are multiples of 4 (the host checks); of 32 for Q8_0 weights, read block by block.
+// the offsets are multiples of 4 (the host checks); of 32 for block-format weights, read block by
+// block.
 //! variant a32_b32
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
 //! variant a32_bq8 -DB_Q8_0
+//! variant a32_bq4 -DB_Q4_0
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
@@ -36,6 +38,9 @@ vec4 load_a4(uint i) { return a_data[i >> 2]; }
 #if defined(B_Q8_0)
 DECLARE_Q8_0_INPUT(1, B)
 vec4 load_b4(uint i) { return load4_B(i); }
+#elif defined(B_Q4_0)
+DECLARE_Q4_0_INPUT(1, B)
+vec4 load_b4(uint i) { return load4_B(i); }
 #elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec2 b_data[]; };
 vec4 load_b4(uint i) { const uvec2 w = b_data[i >> 2]; return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
@@ -58,8 +63,8 @@ void main() {
   [[unroll]] for (uint i = 0; i < TM; ++i)
     [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = vec4(0.0);
 
-#ifdef B_Q8_0
-  // Block by block: the nine words of each column's block once (scale and quants), then the
+#if defined(B_Q8_0) || defined(B_Q4_0)
+  // Block by block: the words that hold each column's block once (scale and quants), then the
   // eight steps of four k from registers. Reading four values at a time would load the scale
   // and one or two words per step.
   for (uint k = 0; k < p.K; k += 32) {
@@ -69,7 +74,7 @@ void main() {
     [[unroll]] for (uint t = 0; t < 8; ++t) {
       vec4 a[TM], b[TN];
       [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_a4(a_row[i] + k + 4 * t);
-      [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = scale[j] * int8x4_to_vec4(t < 4 ? lo[j][t] : hi[j][t - 4]);
+      [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = scale[j] * B_step(t, lo[j], hi[j]);
       [[unroll]] for (uint i = 0; i < TM; ++i)
         [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
     }

@@ -32,8 +32,10 @@ TEST_CASE("Element types: one row each, found again by GGUF id and by name", "[e
   CHECK(element_type_from_ggml(8) == ElementType::Q8_0);
   CHECK(element_traits(ElementType::Q8_0).block_elements == 32);
   CHECK(element_traits(ElementType::Q8_0).block_bytes == 2 + 32);
-  CHECK_FALSE(element_type_from_ggml(2));  // Q4_0: not stored by infini yet
-  CHECK_FALSE(element_type_from_name("q4_0"));
+  CHECK(element_type_from_ggml(2) == ElementType::Q4_0);
+  CHECK(element_traits(ElementType::Q4_0).block_bytes == 2 + 16);
+  CHECK_FALSE(element_type_from_ggml(12));  // Q4_K: not stored by infini yet
+  CHECK_FALSE(element_type_from_name("q4_k"));
 }
 
 TEST_CASE("Element bytes: whole blocks only, no overflow", "[element_type]") {

@@ -132,24 +132,25 @@ TEST_CASE_METHOD(GpuTest, "matrix-vector matmul matches the float64 reference fo
   }
 }
 
-TEST_CASE_METHOD(GpuTest, "Q8_0 weights: every matmul kernel matches the float64 reference", "[gpu][matmul][quant]") {
+TEST_CASE_METHOD(GpuTest, "quantized weights: every matmul kernel matches the float64 reference", "[gpu][matmul][quant]") {
   // The reference multiplies the dequantized weights, so only the kernels' decoding and
-  // arithmetic are tested. Rows of 1, 3 and 5 blocks start mid-word (34-byte blocks); every
-  // family's row counts and edges as above.
+  // arithmetic are tested. Rows of 1, 3 and 5 blocks start mid-word (34- and 18-byte blocks);
+  // every family's row counts and edges as above.
+  const ElementType tb = GENERATE(ElementType::Q8_0, ElementType::Q4_0);
   ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Tiled, ops::MatmulKernel::Registers, ops::MatmulKernel::Lanes,
                                       ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
   if (kernel == ops::MatmulKernel::Lanes && !ops::supports_lanes_matmul(device().caps())) return;
   constexpr Shape shapes[] = {{1, 1, 32},  {1, 37, 96},    {3, 33, 160},   {17, 65, 64},
                               {40, 65, 1056}, {127, 255, 512}, {8, 129, 1568}, {9, 40, 64}};
   for (const Shape& s : shapes) {
-    INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel));
-    const Result r = run_matmul(s.m, s.n, s.k, ElementType::F32, ElementType::Q8_0, {}, s.n * 13 + s.k, kernel);
+    INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb));
+    const Result r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 13 + s.k, kernel);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
   // Rows must be whole blocks.
   vk::Buffer b(device(), 4096, vk::MemoryUse::DeviceLocal, "b");
-  ops::Matmul mm(device(), ElementType::F32, ElementType::Q8_0, {}, kernel);
+  ops::Matmul mm(device(), ElementType::F32, tb, {}, kernel);
   vk::CommandStream stream(device());
   stream.begin();
   CHECK_THROWS_WITH(mm.record(stream, {1, 2, 48, vk::BufferRange::whole(b), vk::BufferRange::whole(b),

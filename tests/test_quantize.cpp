@@ -19,7 +19,9 @@ bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
-TEST_CASE("quantize: an f32 model to Q8_0 equals the model made in Q8_0", "[quant]") {
+TEST_CASE("quantize: an f32 model quantized equals the model made in that type", "[quant]") {
+  const ElementType type = GENERATE(ElementType::Q8_0, ElementType::Q4_0);
+  INFO(element_name(type));
   model::RandomLlamaOptions o;
   o.vocab = 300;
   o.embd = 64;
@@ -30,8 +32,8 @@ TEST_CASE("quantize: an f32 model to Q8_0 equals the model made in Q8_0", "[quan
   o.dtype = ElementType::F32;
   const std::filesystem::path f32 = temp_path("infini-quantize-f32.gguf"), q8 = temp_path("infini-quantize-q8.gguf");
   model::random_llama(o).write(f32);
-  const QuantizeReport r = quantize_model(f32, q8, ElementType::Q8_0);
-  o.dtype = ElementType::Q8_0;
+  const QuantizeReport r = quantize_model(f32, q8, type);
+  o.dtype = type;
   const model::GgufFile got(q8), source(f32);
   const model::GgufWriter direct_writer = model::random_llama(o);
   const std::vector<std::byte> direct_bytes = direct_writer.to_bytes();
@@ -46,7 +48,7 @@ TEST_CASE("quantize: an f32 model to Q8_0 equals the model made in Q8_0", "[quan
     INFO(t.name);
     const model::TensorView& s = source.tensor(t.name);
     CHECK(t.shape == s.shape);
-    if (t.type == ElementType::Q8_0) {
+    if (t.type == type) {
       ++quantized;
       CHECK(same_bytes(t.data, direct.tensor(t.name).data));
     } else {
@@ -62,7 +64,7 @@ TEST_CASE("quantize: an f32 model to Q8_0 equals the model made in Q8_0", "[quan
     const model::GgufKeyValue &a = got.metadata()[i], &b = source.metadata()[i];
     INFO(a.key);
     CHECK(a.key == b.key);
-    if (a.key == "general.file_type") CHECK(model::value_u32(a.value, a.key) == 7);
+    if (a.key == "general.file_type") CHECK(model::value_u32(a.value, a.key) == (type == ElementType::Q8_0 ? 7u : 2u));
     else CHECK(same_bytes(a.value.payload, b.value.payload));
   }
 
@@ -70,9 +72,9 @@ TEST_CASE("quantize: an f32 model to Q8_0 equals the model made in Q8_0", "[quan
   o.ffn = 80;
   o.dtype = ElementType::F32;
   model::random_llama(o).write(f32);
-  CHECK(quantize_model(f32, q8, ElementType::Q8_0).kept_unfit == o.layers);
+  CHECK(quantize_model(f32, q8, type).kept_unfit == o.layers);
   CHECK(model::GgufFile(q8).tensor("blk.1.ffn_down.weight").type == ElementType::F32);
-  CHECK(model::GgufFile(q8).tensor("blk.1.ffn_up.weight").type == ElementType::Q8_0);
+  CHECK(model::GgufFile(q8).tensor("blk.1.ffn_up.weight").type == type);
 
   CHECK_THROWS_WITH(quantize_model(f32, q8, ElementType::F16), "quantize: f16 is not a quantized type");
   CHECK_THROWS_AS(quantize_model(temp_path("infini-quantize-missing.gguf"), q8, ElementType::Q8_0), Error);

@@ -11,7 +11,7 @@
 
 namespace infini {
 
-enum class ElementType : uint8_t { F32, F16, Q8_0 };
+enum class ElementType : uint8_t { F32, F16, Q8_0, Q4_0 };
 
 struct ElementTraits {
   ElementType type;
@@ -26,6 +26,9 @@ inline constexpr ElementTraits kElementTypes[] = {
     {ElementType::F16, "f16", 1, 1, 2},
     // ggml's Q8_0: an f16 scale d, then 32 int8 values q; each value is d * q.
     {ElementType::Q8_0, "q8_0", 8, 32, 34},
+    // ggml's Q4_0: an f16 scale d, then 16 bytes of 4-bit values n (value j < 16 in the low
+    // nibble of byte j, value j + 16 in its high nibble); each value is d * (n - 8).
+    {ElementType::Q4_0, "q4_0", 2, 32, 18},
 };
 
 constexpr const ElementTraits& element_traits(ElementType t) noexcept { return kElementTypes[std::size_t(t)]; }

@@ -18,6 +18,7 @@ uint32_t file_type_of(ElementType type) {
     case ElementType::F32: return 0;
     case ElementType::F16: return 1;
     case ElementType::Q8_0: return 7;
+    case ElementType::Q4_0: return 2;
   }
   return 0;
 }

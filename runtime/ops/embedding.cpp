@@ -3,6 +3,7 @@
 #include "ops/dispatch_grid.hpp"
 #include "spirv/embed_f16.h"
 #include "spirv/embed_f32.h"
+#include "spirv/embed_q4_0.h"
 #include "spirv/embed_q8_0.h"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
@@ -22,6 +23,7 @@ vk::KernelSource embed_kernel(ElementType type) {
     case ElementType::F32: return {"embed_f32", spirv::embed_f32, 3, sizeof(Push)};
     case ElementType::F16: return {"embed_f16", spirv::embed_f16, 3, sizeof(Push)};
     case ElementType::Q8_0: return {"embed_q8_0", spirv::embed_q8_0, 3, sizeof(Push)};
+    case ElementType::Q4_0: return {"embed_q4_0", spirv::embed_q4_0, 3, sizeof(Push)};
   }
   throw Error("embedding: no kernel for element type " + std::to_string(int(type)));
 }

@@ -7,14 +7,17 @@
 #include "spirv/matmul_a16_b16.h"
 #include "spirv/matmul_a32_b16.h"
 #include "spirv/matmul_a32_b32.h"
+#include "spirv/matmul_a32_bq4.h"
 #include "spirv/matmul_a32_bq8.h"
 #include "spirv/matmul_lanes_a16_b16.h"
 #include "spirv/matmul_lanes_a32_b16.h"
 #include "spirv/matmul_lanes_a32_b32.h"
+#include "spirv/matmul_lanes_a32_bq4.h"
 #include "spirv/matmul_lanes_a32_bq8.h"
 #include "spirv/matmul_regs_a16_b16.h"
 #include "spirv/matmul_regs_a32_b16.h"
 #include "spirv/matmul_regs_a32_b32.h"
+#include "spirv/matmul_regs_a32_bq4.h"
 #include "spirv/matmul_regs_a32_bq8.h"
 #include "spirv/matvec_a16_b16.h"
 #include "spirv/matvec_a16_b16_shared.h"
@@ -22,7 +25,9 @@
 #include "spirv/matvec_a32_b16_shared.h"
 #include "spirv/matvec_a32_b32.h"
 #include "spirv/matvec_a32_b32_shared.h"
+#include "spirv/matvec_a32_bq4.h"
 #include "spirv/matvec_a32_bq8.h"
+#include "spirv/matvec_a32_bq4_shared.h"
 #include "spirv/matvec_a32_bq8_shared.h"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
@@ -56,23 +61,28 @@ using enum ElementType;
 constexpr Variant kTiled[] = {{F32, F32, "matmul_a32_b32", matmul_a32_b32},
                               {F32, F16, "matmul_a32_b16", matmul_a32_b16},
                               {F16, F16, "matmul_a16_b16", matmul_a16_b16},
-                              {F32, Q8_0, "matmul_a32_bq8", matmul_a32_bq8}};
+                              {F32, Q8_0, "matmul_a32_bq8", matmul_a32_bq8},
+                              {F32, Q4_0, "matmul_a32_bq4", matmul_a32_bq4}};
 constexpr Variant kRegs[] = {{F32, F32, "matmul_regs_a32_b32", matmul_regs_a32_b32},
                              {F32, F16, "matmul_regs_a32_b16", matmul_regs_a32_b16},
                              {F16, F16, "matmul_regs_a16_b16", matmul_regs_a16_b16},
-                             {F32, Q8_0, "matmul_regs_a32_bq8", matmul_regs_a32_bq8}};
+                             {F32, Q8_0, "matmul_regs_a32_bq8", matmul_regs_a32_bq8},
+                              {F32, Q4_0, "matmul_regs_a32_bq4", matmul_regs_a32_bq4}};
 constexpr Variant kVector[] = {{F32, F32, "matvec_a32_b32", matvec_a32_b32},
                                {F32, F16, "matvec_a32_b16", matvec_a32_b16},
                                {F16, F16, "matvec_a16_b16", matvec_a16_b16},
-                               {F32, Q8_0, "matvec_a32_bq8", matvec_a32_bq8}};
+                               {F32, Q8_0, "matvec_a32_bq8", matvec_a32_bq8},
+                              {F32, Q4_0, "matvec_a32_bq4", matvec_a32_bq4}};
 constexpr Variant kVectorShared[] = {{F32, F32, "matvec_a32_b32_shared", matvec_a32_b32_shared},
                                      {F32, F16, "matvec_a32_b16_shared", matvec_a32_b16_shared},
                                      {F16, F16, "matvec_a16_b16_shared", matvec_a16_b16_shared},
-                                     {F32, Q8_0, "matvec_a32_bq8_shared", matvec_a32_bq8_shared}};
+                                     {F32, Q8_0, "matvec_a32_bq8_shared", matvec_a32_bq8_shared},
+                                     {F32, Q4_0, "matvec_a32_bq4_shared", matvec_a32_bq4_shared}};
 constexpr Variant kLanes[] = {{F32, F32, "matmul_lanes_a32_b32", matmul_lanes_a32_b32},
                               {F32, F16, "matmul_lanes_a32_b16", matmul_lanes_a32_b16},
                               {F16, F16, "matmul_lanes_a16_b16", matmul_lanes_a16_b16},
-                              {F32, Q8_0, "matmul_lanes_a32_bq8", matmul_lanes_a32_bq8}};
+                              {F32, Q8_0, "matmul_lanes_a32_bq8", matmul_lanes_a32_bq8},
+                              {F32, Q4_0, "matmul_lanes_a32_bq4", matmul_lanes_a32_bq4}};
 
 // matmul_lanes.comp: rows of C per workgroup (A rows shared by its lanes) and columns per lane.
 // 32 x 8 was the fastest of 8x4 .. 32x8 and 16x16 on llvmpipe (512 rows, K 1024 and 2816: 1.6-1.9x

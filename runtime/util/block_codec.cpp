@@ -1,5 +1,6 @@
 #include "util/block_codec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -11,8 +12,10 @@ namespace infini {
 namespace {
 
 constexpr uint64_t kQ8Block = 32, kQ8Bytes = 34;
+constexpr uint64_t kQ4Block = 32, kQ4Bytes = 18;
 
-float q8_scale(const std::byte* block) {
+// Both formats start a block with its f16 scale.
+float block_scale(const std::byte* block) {
   uint16_t h;
   std::memcpy(&h, block, 2);
   return half_to_float(h);
@@ -42,7 +45,16 @@ void decode_blocks(ElementType type, std::span<const std::byte> data, uint64_t f
         const uint64_t e = first + i;
         const std::byte* block = data.data() + e / kQ8Block * kQ8Bytes;
         const auto q = static_cast<int8_t>(block[2 + e % kQ8Block]);
-        out[i] = double(q8_scale(block)) * double(q);
+        out[i] = double(block_scale(block)) * double(q);
+      }
+      return;
+    case ElementType::Q4_0:
+      for (uint64_t i = 0; i < count; ++i) {
+        const uint64_t e = first + i, j = e % kQ4Block;
+        const std::byte* block = data.data() + e / kQ4Block * kQ4Bytes;
+        const auto byte = static_cast<unsigned>(block[2 + j % 16]);
+        const int n = int(j < 16 ? byte & 15u : byte >> 4);
+        out[i] = double(block_scale(block)) * double(n - 8);
       }
       return;
   }
@@ -80,14 +92,32 @@ std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> va
         for (uint64_t j = 0; j < kQ8Block; ++j) block[2 + j] = std::byte(uint8_t(int8_t(std::lround(x[j] * inv))));
       }
       break;
+    case ElementType::Q4_0:
+      // The value of largest magnitude, with its sign, maps to -8: d = that value / -8, and
+      // n = x / d + 8 rounded, at most 15.
+      for (size_t b = 0; b < values.size() / kQ4Block; ++b) {
+        const float* x = values.data() + b * kQ4Block;
+        std::byte* block = out.data() + b * kQ4Bytes;
+        float extreme = 0;
+        for (uint64_t j = 0; j < kQ4Block; ++j)
+          if (std::fabs(x[j]) > std::fabs(extreme)) extreme = x[j];
+        const float d = extreme / -8.0f;
+        const float inv = d != 0 ? 1.0f / d : 0.0f;
+        const uint16_t h = float_to_half(d);
+        std::memcpy(block, &h, 2);
+        auto nibble = [&](uint64_t j) { return unsigned(std::min(15, int(x[j] * inv + 8.5f))); };
+        for (uint64_t j = 0; j < 16; ++j) block[2 + j] = std::byte(uint8_t(nibble(j) | nibble(j + 16) << 4));
+      }
+      break;
   }
   return out;
 }
 
 int64_t first_bad_scale(ElementType type, std::span<const std::byte> data) {
-  if (type != ElementType::Q8_0) return -1;
-  for (uint64_t b = 0; b < data.size() / kQ8Bytes; ++b)
-    if (!std::isfinite(q8_scale(data.data() + b * kQ8Bytes))) return int64_t(b);
+  const ElementTraits& t = element_traits(type);
+  if (t.block_elements == 1) return -1;
+  for (uint64_t b = 0; b < data.size() / t.block_bytes; ++b)
+    if (!std::isfinite(block_scale(data.data() + b * t.block_bytes))) return int64_t(b);
   return -1;
 }
 

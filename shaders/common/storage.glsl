@@ -22,27 +22,39 @@
 
 // Four signed bytes of a word, low byte first.
 vec4 int8x4_to_vec4(uint w) { return vec4(ivec4(int(w << 24), int(w << 16), int(w << 8), int(w)) >> 24); }
+// The low nibbles of a word's four bytes, low byte first, less 8 (Q4_0's offset).
+vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 15u, (w >> 24) & 15u) - 8.0; }
 
-// ggml's Q8_0: blocks of 32 values in 34 bytes, an f16 scale d then 32 int8 q; value = d * q.
+// ggml's block formats start every block with an f16 scale d and then its quants:
+//   Q8_0: 32 values in 34 bytes, 32 int8 q; value = d * q.
+//   Q4_0: 32 values in 18 bytes, 16 bytes of nibbles: value j < 16 is the low nibble of byte j,
+//         value j + 16 its high nibble; value = d * (nibble - 8).
 // Blocks are not word-aligned, so bytes come out of the 32-bit words that hold them (no 8-bit
-// storage feature needed). A block starts at an even byte: its scale lies within one word, and
-// four quants from a multiple of 4 start at byte 0 or 2 of a word. load4_NAME(i) reads values
-// i..i+3 for i a multiple of 4 (one block). NAME_block(b, lo, hi) reads a whole block in the nine
-// words that hold it and returns its scale, with its 32 quants as 8 words (int8x4_to_vec4 each):
-// the loads a kernel walking K block by block needs.
-#define DECLARE_Q8_0_INPUT(BINDING, NAME)                                                  \
+// storage feature needed). Both block sizes are even: a block starts at byte 0 or 2 of a word,
+// its scale lies within one word, and four quant bytes from an even offset span one or two words.
+// Each format declares load_NAME(i) (one value), load4_NAME(i) (values i..i+3, i a multiple of 4)
+// and, for kernels that walk K block by block, NAME_block(b, lo, hi) (the block's scale, its
+// quant bytes as up to 8 words read in the words that hold the block) with NAME_step(t, lo, hi)
+// (values 4t..4t+3 of the block before scaling).
+#define DECLARE_BLOCK_BYTES(BINDING, NAME, BLOCK_BYTES)                                    \
   layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; }; \
   float NAME##_scale(uint block) {                                                         \
-    const uint b = block * 34u;                                                            \
+    const uint b = block * BLOCK_BYTES;                                                    \
     return unpackHalf2x16((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffffu).x;           \
   }                                                                                        \
+  uint NAME##_byte(uint b) { return (NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }   \
   uint NAME##_quad(uint b) {                                                               \
     const uint shift = (b & 3u) * 8u, w = NAME##_data[b >> 2];                             \
     return shift == 0u ? w : (w >> shift) | (NAME##_data[(b >> 2) + 1u] << (32u - shift)); \
   }                                                                                        \
+  uint NAME##_even_word(bool even, uint r_lo, uint r_hi) {                                 \
+    return even ? (r_lo >> 16) | (r_hi << 16) : r_hi;                                     \
+  }
+
+#define DECLARE_Q8_0_INPUT(BINDING, NAME)                                                  \
+  DECLARE_BLOCK_BYTES(BINDING, NAME, 34u)                                                  \
   float load_##NAME(uint i) {                                                              \
-    const uint b = (i >> 5) * 34u + 2u + (i & 31u);                                        \
-    const int q = int((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) << 24) >> 24;               \
+    const int q = int(NAME##_byte((i >> 5) * 34u + 2u + (i & 31u)) << 24) >> 24;           \
     return NAME##_scale(i >> 5) * float(q);                                                \
   }                                                                                        \
   vec4 load4_##NAME(uint i) {                                                              \
@@ -54,13 +66,37 @@ vec4 int8x4_to_vec4(uint w) { return vec4(ivec4(int(w << 24), int(w << 16), int(
     const uint r3 = NAME##_data[w + 3u], r4 = NAME##_data[w + 4u], r5 = NAME##_data[w + 5u]; \
     const uint r6 = NAME##_data[w + 6u], r7 = NAME##_data[w + 7u], r8 = NAME##_data[w + 8u]; \
     const bool even = (b & 3u) == 0u;                                                      \
-    lo = even ? uvec4((r0 >> 16) | (r1 << 16), (r1 >> 16) | (r2 << 16), (r2 >> 16) | (r3 << 16), \
-                      (r3 >> 16) | (r4 << 16))                                             \
-              : uvec4(r1, r2, r3, r4);                                                     \
-    hi = even ? uvec4((r4 >> 16) | (r5 << 16), (r5 >> 16) | (r6 << 16), (r6 >> 16) | (r7 << 16), \
-                      (r7 >> 16) | (r8 << 16))                                             \
-              : uvec4(r5, r6, r7, r8);                                                     \
+    lo = uvec4(NAME##_even_word(even, r0, r1), NAME##_even_word(even, r1, r2),     \
+               NAME##_even_word(even, r2, r3), NAME##_even_word(even, r3, r4));    \
+    hi = uvec4(NAME##_even_word(even, r4, r5), NAME##_even_word(even, r5, r6),     \
+               NAME##_even_word(even, r6, r7), NAME##_even_word(even, r7, r8));    \
     return unpackHalf2x16(even ? r0 & 0xffffu : r0 >> 16).x;                               \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) { return int8x4_to_vec4(t < 4u ? lo[t & 3u] : hi[t & 3u]); }
+
+#define DECLARE_Q4_0_INPUT(BINDING, NAME)                                                  \
+  DECLARE_BLOCK_BYTES(BINDING, NAME, 18u)                                                  \
+  float load_##NAME(uint i) {                                                              \
+    const uint j = i & 31u, v = NAME##_byte((i >> 5) * 18u + 2u + (j & 15u));             \
+    return NAME##_scale(i >> 5) * (float(j < 16u ? v & 15u : v >> 4) - 8.0);               \
+  }                                                                                        \
+  vec4 load4_##NAME(uint i) {                                                              \
+    const uint j = i & 31u, w = NAME##_quad((i >> 5) * 18u + 2u + (j & 15u));             \
+    return NAME##_scale(i >> 5) * nibbles4_minus8(j < 16u ? w : w >> 4);                   \
+  }                                                                                        \
+  float NAME##_block(uint block, out uvec4 lo, out uvec4 hi) {                             \
+    const uint b = block * 18u, w = b >> 2;                                                \
+    const uint r0 = NAME##_data[w], r1 = NAME##_data[w + 1u], r2 = NAME##_data[w + 2u];    \
+    const uint r3 = NAME##_data[w + 3u], r4 = NAME##_data[w + 4u];                         \
+    const bool even = (b & 3u) == 0u;                                                      \
+    lo = uvec4(NAME##_even_word(even, r0, r1), NAME##_even_word(even, r1, r2),     \
+               NAME##_even_word(even, r2, r3), NAME##_even_word(even, r3, r4));    \
+    hi = uvec4(0u);                                                                        \
+    return unpackHalf2x16(even ? r0 & 0xffffu : r0 >> 16).x;                               \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
+    const uint w = lo[t & 3u];                                                             \
+    return nibbles4_minus8(t < 4u ? w : w >> 4);                                           \
   }
 
 #endif

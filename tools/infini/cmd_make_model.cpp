@@ -43,8 +43,8 @@ const RegisterCommand registration{
       app.add_option("--kv-heads", o.heads_kv, "Key/value heads (divides --heads)")->capture_default_str();
       app.add_option("--ffn", o.ffn, "Feed-forward width")->capture_default_str();
       app.add_option("--context", o.context_length, "llama.context_length (informational)")->capture_default_str();
-      const std::map<std::string, ElementType> dtypes{{"f32", ElementType::F32}, {"f16", ElementType::F16}, {"q8_0", ElementType::Q8_0}};
-      app.add_option("--dtype", o.dtype, "Matrix storage type: f32|f16|q8_0 (norms and gates stay f32; default f32)")
+      const std::map<std::string, ElementType> dtypes{{"f32", ElementType::F32}, {"f16", ElementType::F16}, {"q8_0", ElementType::Q8_0}, {"q4_0", ElementType::Q4_0}};
+      app.add_option("--dtype", o.dtype, "Matrix storage type: f32|f16|q8_0|q4_0 (norms and gates stay f32; default f32)")
           ->transform(CLI::CheckedTransformer(dtypes));
       app.add_option("--seed", o.seed, "PRNG seed (same seed, same file)")->capture_default_str();
       app.add_flag("--tied", o.tied, "No output.weight: the output projection reuses token_embd");

@@ -32,8 +32,8 @@ const RegisterCommand registration{
       auto args = std::make_shared<QuantizeArgs>();
       app.add_option("in", args->in, "Input .gguf file")->required();
       app.add_option("out", args->out, "Output .gguf file (written atomically)")->required();
-      const std::map<std::string, ElementType> types{{"q8_0", ElementType::Q8_0}};
-      app.add_option("--type", args->type, "Target type: q8_0")->required()->transform(CLI::CheckedTransformer(types));
+      const std::map<std::string, ElementType> types{{"q8_0", ElementType::Q8_0}, {"q4_0", ElementType::Q4_0}};
+      app.add_option("--type", args->type, "Target type: q8_0|q4_0")->required()->transform(CLI::CheckedTransformer(types));
       return [args] { return run_quantize(*args); };
     }};
 

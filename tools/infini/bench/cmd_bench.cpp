@@ -81,8 +81,8 @@ struct Args {
 int run_bench(Args& args) {
   args.options.dtypes = split_list(args.dtypes);
   for (const auto& d : args.options.dtypes)
-    if (d != "f32" && d != "f16" && d != "f32-f16" && d != "f32-q8_0")
-      throw Error("--dtype takes f32, f16, f32-f16 and/or f32-q8_0, not '" + d + "'");
+    if (d != "f32" && d != "f16" && d != "f32-f16" && d != "f32-q8_0" && d != "f32-q4_0")
+      throw Error("--dtype takes f32, f16, f32-f16, f32-q8_0 and/or f32-q4_0, not '" + d + "'");
   args.options.matmul_kernels.clear();
   for (const auto& name : split_list(args.matmul_kernels)) {
     const auto kernel = ops::matmul_kernel_named(name);
@@ -125,7 +125,7 @@ const RegisterCommand registration{
       app.add_option("--m", args->options.m, "matmul rows of A and C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
-      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-q8_0 (Q8_0 weights)")
+      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-q8_0, f32-q4_0 (quantized weights)")
           ->capture_default_str();
       app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, registers, lanes, vector, vector-shared")
           ->capture_default_str();
