@@ -47,10 +47,10 @@ void load_a8(uint i, out vec4 lo, out vec4 hi) { lo = a_data[i >> 2]; hi = a_dat
 #endif
 #if defined(B_Q8_0)
 DECLARE_Q8_0_INPUT(1, B)
-void load_b8(uint i, out vec4 lo, out vec4 hi) { lo = load4_B(i); hi = load4_B(i + 4u); }
+void load_b8(uint i, out vec4 lo, out vec4 hi) { load8_B(i, lo, hi); }
 #elif defined(B_Q4_0)
 DECLARE_Q4_0_INPUT(1, B)
-void load_b8(uint i, out vec4 lo, out vec4 hi) { lo = load4_B(i); hi = load4_B(i + 4u); }
+void load_b8(uint i, out vec4 lo, out vec4 hi) { load8_B(i, lo, hi); }
 #elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec4 b_data[]; };
 void load_b8(uint i, out vec4 lo, out vec4 hi) {

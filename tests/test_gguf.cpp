@@ -474,6 +474,8 @@ TEST_CASE("gguf: llama files that contradict themselves are rejected with the re
       {"memory update", [](GgufWriter& w) { w.set_string("infini.memory_update", "fast"); }, "key 'infini.memory_update' is 'fast' (expected linear or delta)"},
       {"first segment", [](GgufWriter& w) { w.set_string("infini.first_segment", "both"); }, "(expected mix or local)"},
       {"segment 0", [](GgufWriter& w) { w.set_u64("infini.segment_length", 0); }, "key 'infini.segment_length' is 0"},
+      {"segment past the layer's limit", [](GgufWriter& w) { w.set_u64("infini.segment_length", (1u << 24) + 1); },
+       "key 'infini.segment_length' is 16777217 (must be 1 to 16777216)"},
       {"gate missing", [](GgufWriter& w) { w.remove_tensor("blk.1.attn_mem_gate"); }, "tensor 'blk.1.attn_mem_gate' is missing (the file has infini.* keys)"},
       {"gate f16", [](GgufWriter& w) { w.remove_tensor("blk.0.attn_mem_gate"); w.add_tensor("blk.0.attn_mem_gate", ElementType::F16, {4}, std::vector<float>(4, 0.0f)); },
        "tensor 'blk.0.attn_mem_gate' must be f32, got f16"},

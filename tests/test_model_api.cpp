@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "api/context_access.hpp"
 #include "infini/model.hpp"
+#include "infini/selfcheck.hpp"
 #include "infini/session.hpp"
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
@@ -396,6 +398,19 @@ TEST_CASE("The README's model example runs", "[api][gpu]") {
   CHECK(s.tokens_seen() > 0);
   CHECK(!story.str().empty());
   std::filesystem::remove(state);
+}
+
+TEST_CASE("selfcheck passes on the device for every storage pair, quantized ones included", "[api][gpu]") {
+  const std::vector<SelfcheckResult> results = selfcheck(context());
+  REQUIRE(results.size() == 12);
+  std::set<std::string> pairs;
+  for (const SelfcheckResult& r : results) {
+    INFO(r.name << ": max error " << r.max_error);
+    CHECK(r.passed);
+    CHECK(r.max_error == 0);
+    pairs.insert(r.name.substr(r.name.find(" A ")));
+  }
+  CHECK(pairs == std::set<std::string>{" A f32 B f32", " A f32 B f16", " A f16 B f16", " A f32 B q8_0", " A f32 B q4_0"});
 }
 
 }  // namespace

@@ -21,6 +21,9 @@ enum class GateSign { Memory, Local };
 
 // The segment length N when neither the caller nor the model file gives one.
 inline constexpr int64_t kDefaultSegment = 2048;
+// The longest segment a layer takes: positions index a table of N rows, and per-piece bounds are
+// 32-bit. Files, options and the command line are all held to it.
+inline constexpr int64_t kMaxSegment = int64_t(1) << 24;
 
 struct InfiniOptions {
   int64_t segment = kDefaultSegment;  // N

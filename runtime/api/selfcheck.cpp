@@ -17,13 +17,19 @@ struct MatmulCase {
   ElementType a, b;
 };
 
-// C = A B^T on the device for integer-valued A [m][k] and B [n][k] in -4..4: every product and
-// partial sum is an integer below 2^24, exact in f16 storage and f32 arithmetic in any order.
+// C = A B^T on the device for integer-valued A [m][k] and B [n][k] in -4..4 (and one value of
+// 127 or -8 per block of a quantized B): every product and partial sum is an integer below 2^24,
+// exact in f16 and block storage and in f32 arithmetic in any order.
 SelfcheckResult check_matmul(vk::Device& device, const MatmulCase& c, std::mt19937& rng) {
   std::uniform_int_distribution<int> value(-4, 4);
   std::vector<float> a(size_t(c.m) * c.k), b(size_t(c.n) * c.k);
   for (float& v : a) v = float(value(rng));
   for (float& v : b) v = float(value(rng));
+  // Block formats: one value per block fixes the block's scale at exactly 1 (Q8_0 maps max|x| to
+  // 127, Q4_0 the largest magnitude to -8), so every value is stored exactly.
+  const ElementTraits& bt = element_traits(c.b);
+  if (bt.block_elements > 1)
+    for (size_t i = 0; i < b.size(); i += bt.block_elements) b[i] = c.b == ElementType::Q8_0 ? 127.0f : -8.0f;
   vk::Buffer da = ops::upload_tensor(device, a, c.a, "selfcheck A");
   vk::Buffer db = ops::upload_tensor(device, b, c.b, "selfcheck B");
   vk::Buffer dc(device, size_t(c.m) * c.n * 4, vk::MemoryUse::DeviceLocal, "selfcheck C");
@@ -55,7 +61,9 @@ std::vector<SelfcheckResult> selfcheck(Context& context) {
   using enum ElementType;
   // One row (the decode kernels), odd sizes that leave every tile partly filled, and each storage pair.
   const MatmulCase cases[] = {{1, 1, 1, F32, F32},       {1, 77, 129, F32, F16},    {17, 33, 65, F32, F32},
-                              {127, 255, 511, F32, F32}, {17, 33, 65, F32, F16},    {127, 255, 511, F16, F16}};
+                              {127, 255, 511, F32, F32}, {17, 33, 65, F32, F16},    {127, 255, 511, F16, F16},
+                              {1, 77, 128, F32, Q8_0},   {17, 33, 96, F32, Q8_0},   {127, 255, 512, F32, Q8_0},
+                              {1, 77, 128, F32, Q4_0},   {17, 33, 96, F32, Q4_0},   {127, 255, 512, F32, Q4_0}};
   std::mt19937 rng(1234);
   std::vector<SelfcheckResult> results;
   for (const MatmulCase& c : cases) results.push_back(check_matmul(device, c, rng));

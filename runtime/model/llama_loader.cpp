@@ -22,7 +22,6 @@ constexpr int64_t kMaxHeads = 4096;
 constexpr int64_t kMaxHeadDim = 4096;
 constexpr int64_t kMaxFfn = int64_t(1) << 20;
 constexpr int64_t kMaxContext = int64_t(1) << 40;
-constexpr int64_t kMaxSegment = int64_t(1) << 30;
 constexpr std::size_t kMaxUnusedListed = 8;
 
 class Loader {

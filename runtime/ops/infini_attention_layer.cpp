@@ -89,8 +89,8 @@ void check_shape(const AttentionShape& s, const InfiniOptions& o, size_t beta_si
   if (s.head_dim < 1 || s.head_dim > int(kMaxHeadDim) || s.value_dim < 1 || s.value_dim > int(kMaxHeadDim))
     fail("head dims must be in 1.." + std::to_string(kMaxHeadDim) + ", got D = " + std::to_string(s.head_dim) +
          ", Dv = " + std::to_string(s.value_dim));
-  if (o.segment < 1 || o.segment > (int64_t(1) << 24))
-    fail("segment length must be in 1..16777216, got " + std::to_string(o.segment));
+  if (o.segment < 1 || o.segment > kMaxSegment)
+    fail("segment length must be in 1.." + std::to_string(kMaxSegment) + ", got " + std::to_string(o.segment));
   if (beta_size != size_t(s.heads_q))
     fail("beta has " + std::to_string(beta_size) + " values, expected Hq = " + std::to_string(s.heads_q));
 }

@@ -32,8 +32,9 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
 // Blocks are not word-aligned, so bytes come out of the 32-bit words that hold them (no 8-bit
 // storage feature needed). Both block sizes are even: a block starts at byte 0 or 2 of a word,
 // its scale lies within one word, and four quant bytes from an even offset span one or two words.
-// Each format declares load_NAME(i) (one value), load4_NAME(i) (values i..i+3, i a multiple of 4)
-// and, for kernels that walk K block by block, NAME_block(b, lo, hi) (the block's scale, its
+// Each format declares load_NAME(i) (one value), load4_NAME(i) (values i..i+3, i a multiple of 4),
+// load8_NAME(i, lo, hi) (values i..i+7, i a multiple of 8: one scale, two or three words) and, for
+// kernels that walk K block by block, NAME_block(b, lo, hi) (the block's scale, its
 // quant bytes as up to 8 words read in the words that hold the block) with NAME_step(t, lo, hi)
 // (values 4t..4t+3 of the block before scaling).
 #define DECLARE_BLOCK_BYTES(BINDING, NAME, BLOCK_BYTES)                                    \
@@ -47,6 +48,13 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
     const uint shift = (b & 3u) * 8u, w = NAME##_data[b >> 2];                             \
     return shift == 0u ? w : (w >> shift) | (NAME##_data[(b >> 2) + 1u] << (32u - shift)); \
   }                                                                                        \
+  void NAME##_octet(uint b, out uint q0, out uint q1) {                                    \
+    const uint w = b >> 2, w0 = NAME##_data[w], w1 = NAME##_data[w + 1u];                  \
+    if ((b & 3u) == 0u) { q0 = w0; q1 = w1; return; }                                      \
+    const uint w2 = NAME##_data[w + 2u];                                                   \
+    q0 = (w0 >> 16) | (w1 << 16);                                                          \
+    q1 = (w1 >> 16) | (w2 << 16);                                                          \
+  }                                                                                        \
   uint NAME##_even_word(bool even, uint r_lo, uint r_hi) {                                 \
     return even ? (r_lo >> 16) | (r_hi << 16) : r_hi;                                     \
   }
@@ -59,6 +67,13 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
   }                                                                                        \
   vec4 load4_##NAME(uint i) {                                                              \
     return NAME##_scale(i >> 5) * int8x4_to_vec4(NAME##_quad((i >> 5) * 34u + 2u + (i & 31u))); \
+  }                                                                                        \
+  void load8_##NAME(uint i, out vec4 lo, out vec4 hi) {                                    \
+    uint q0, q1;                                                                           \
+    NAME##_octet((i >> 5) * 34u + 2u + (i & 31u), q0, q1);                                 \
+    const float d = NAME##_scale(i >> 5);                                                  \
+    lo = d * int8x4_to_vec4(q0);                                                           \
+    hi = d * int8x4_to_vec4(q1);                                                           \
   }                                                                                        \
   float NAME##_block(uint block, out uvec4 lo, out uvec4 hi) {                             \
     const uint b = block * 34u, w = b >> 2;                                                \
@@ -83,6 +98,14 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
   vec4 load4_##NAME(uint i) {                                                              \
     const uint j = i & 31u, w = NAME##_quad((i >> 5) * 18u + 2u + (j & 15u));             \
     return NAME##_scale(i >> 5) * nibbles4_minus8(j < 16u ? w : w >> 4);                   \
+  }                                                                                        \
+  void load8_##NAME(uint i, out vec4 lo, out vec4 hi) {                                    \
+    const uint j = i & 31u;                                                                \
+    uint q0, q1;                                                                           \
+    NAME##_octet((i >> 5) * 18u + 2u + (j & 15u), q0, q1);                                 \
+    const float d = NAME##_scale(i >> 5);                                                  \
+    lo = d * nibbles4_minus8(j < 16u ? q0 : q0 >> 4);                                      \
+    hi = d * nibbles4_minus8(j < 16u ? q1 : q1 >> 4);                                      \
   }                                                                                        \
   float NAME##_block(uint block, out uvec4 lo, out uvec4 hi) {                             \
     const uint b = block * 18u, w = b >> 2;                                                \

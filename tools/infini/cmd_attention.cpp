@@ -102,7 +102,7 @@ const RegisterCommand registration{
       app.add_option("--memory-out", args->memory_out, "Final memory M [Hkv,D,Dv]");
       app.add_option("--norm-out", args->norm_out, "Final normaliser z [Hkv,D]");
       app.add_option("--segment", args->options.segment, "Segment length N")->capture_default_str()->check(
-          CLI::Range(int64_t(1), int64_t(1) << 24));
+          CLI::Range(int64_t(1), kMaxSegment));
       const std::map<std::string, UpdateRule> updates{{"linear", UpdateRule::Linear}, {"delta", UpdateRule::Delta}};
       app.add_option("--update", args->options.update, "Memory update rule: linear|delta (default delta)")
           ->transform(CLI::CheckedTransformer(updates));

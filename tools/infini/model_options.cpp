@@ -16,7 +16,7 @@ void add_model_options(CLI::App& app, ModelArgs& args) {
   app.add_option("--segment", args.options.segment,
                  "Segment length N (default: the file's infini.segment_length, else " +
                      std::to_string(kDefaultSegment) + ")")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
+      ->check(CLI::Range(int64_t(1), kMaxSegment));
   add_memory_option(app, args.options.memory);
   app.add_option("--max-piece", args.options.max_piece, "Most tokens per device submission (bounds scratch memory)")
       ->check(CLI::Range(1u, 65536u));

@@ -137,9 +137,9 @@ const RegisterCommand registration{
       app.add_option("--head-dim", args->options.head_dim, "attention: head dim")->check(CLI::Range(1, 256))->capture_default_str();
       app.add_option("--model", args->options.model, "model: GGUF file (see infini make-model)");
       app.add_option("--prefill", args->options.prefill, "model: prompt tokens to prefill")
-          ->check(CLI::Range(int64_t(1), int64_t(1) << 24))->capture_default_str();
+          ->check(CLI::Range(int64_t(1), kMaxSegment))->capture_default_str();
       app.add_option("--decode", args->options.decode, "model: tokens to decode one at a time")
-          ->check(CLI::Range(int64_t(0), int64_t(1) << 24))->capture_default_str();
+          ->check(CLI::Range(int64_t(0), kMaxSegment))->capture_default_str();
       app.add_option("--stream", args->options.stream_tokens, "model: comma-separated stream lengths to time")
           ->delimiter(',');
       app.add_flag("--interleave", args->options.interleave,
@@ -147,7 +147,7 @@ const RegisterCommand registration{
                    "the same machine load, and report their tokens/s ratio");
       add_memory_option(app, args->options.memory);
       app.add_option("--model-segment", args->options.model_segment, "model: segment length (0: the file's)")
-          ->check(CLI::Range(int64_t(0), int64_t(1) << 24));
+          ->check(CLI::Range(int64_t(0), kMaxSegment));
       app.add_option("--device-sets", args->options.device_sets,
                      "pipeline: device sets to compare, separated by '/' (devices in a set by ',')")
           ->capture_default_str();
