@@ -46,6 +46,11 @@ vk::Buffer scratch(vk::Device& device, uint64_t floats, const char* label) {
   return vk::Buffer(device, std::max<uint64_t>(floats, 1) * 4, vk::MemoryUse::DeviceLocal, label);
 }
 
+// The same for a buffer the host reads or writes around each piece.
+vk::StagedBuffer staged(vk::Device& device, uint64_t words, vk::StagingDirection direction, const char* label) {
+  return vk::StagedBuffer(device, std::max<uint64_t>(words, 1) * 4, direction, label);
+}
+
 bool is_tied(const LlamaWeights& w) { return w.output.data.data() == w.token_embd.data.data(); }
 
 }  // namespace
@@ -93,14 +98,11 @@ struct LayerStage::Scratch {
   const vk::Buffer &ids, &x, &logits;
   vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
   Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head)
-      : position_io(d, 4, vk::StagingDirection::ToDevice, "open tokens"),
-        ids_io(d, std::max<uint64_t>(p, 1) * 4, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None,
-               "token ids"),
-        x_io(d, std::max<uint64_t>(p * c.embd, 1) * 4, hidden_direction(embeds, head), "hidden x"),
-        logits_io(d, std::max<uint64_t>(head ? p * c.vocab : 1, 1) * 4,
-                  head ? vk::StagingDirection::FromDevice : vk::StagingDirection::None, "logits"),
-        ranked_io(d, head ? ops::TopK::kMaxK * 8 : 4,
-                  head ? vk::StagingDirection::FromDevice : vk::StagingDirection::None, "ranked logits"),
+      : position_io(staged(d, 1, vk::StagingDirection::ToDevice, "open tokens")),
+        ids_io(staged(d, p, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None, "token ids")),
+        x_io(staged(d, p * c.embd, hidden_direction(embeds, head), "hidden x")),
+        logits_io(staged(d, head ? p * c.vocab : 1, head_out(head), "logits")),
+        ranked_io(staged(d, head ? ops::TopK::kMaxK * 2 : 1, head_out(head), "ranked logits")),
         ids(ids_io.device_buffer()),
         x(x_io.device_buffer()),
         logits(logits_io.device_buffer()),
@@ -112,6 +114,9 @@ struct LayerStage::Scratch {
         ffn_gate(scratch(d, p * c.ffn, "ffn gate")),
         ffn_up(scratch(d, p * c.ffn, "ffn up")) {}
 
+  static vk::StagingDirection head_out(bool head) {
+    return head ? vk::StagingDirection::FromDevice : vk::StagingDirection::None;
+  }
   // A stage that does not embed receives hidden states; one without the head passes them on.
   static vk::StagingDirection hidden_direction(bool embeds, bool head) {
     if (embeds) return head ? vk::StagingDirection::None : vk::StagingDirection::FromDevice;
@@ -262,11 +267,8 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
     hidden_out->resize(size_t(n) * size_t(config_.embd));
     s.x_io.read(0, hidden_out->data(), hidden_bytes);
   }
-  profile_.pieces += 1;
-  profile_.record_s += record_s;
-  profile_.device_s += device_s;
-  profile_.submit_wait_s += std::chrono::duration<double>(t_done - t_submit).count();
-  profile_.wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  profile_ += {1, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), record_s,
+               std::chrono::duration<double>(t_done - t_submit).count(), device_s};
 }
 
 std::vector<float> LayerStage::last_logits() const {

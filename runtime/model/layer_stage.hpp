@@ -49,6 +49,20 @@ struct BusyInterval {
 struct StageProfile {
   int64_t pieces = 0;
   double wall_s = 0, record_s = 0, submit_wait_s = 0, device_s = 0;
+
+  StageProfile& operator+=(const StageProfile& o) noexcept {
+    pieces += o.pieces;
+    wall_s += o.wall_s;
+    record_s += o.record_s;
+    submit_wait_s += o.submit_wait_s;
+    device_s += o.device_s;
+    return *this;
+  }
+  // The pieces run between two reads of a running total.
+  StageProfile operator-(const StageProfile& earlier) const noexcept {
+    return {pieces - earlier.pieces, wall_s - earlier.wall_s, record_s - earlier.record_s,
+            submit_wait_s - earlier.submit_wait_s, device_s - earlier.device_s};
+  }
 };
 
 // What the stage with the head gives back for a piece: `rows` rows of logits (the piece's last

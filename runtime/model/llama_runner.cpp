@@ -63,14 +63,7 @@ size_t LlamaRunner::recorded_pieces() const noexcept { return stages_.front()->r
 
 StageProfile LlamaRunner::profile() const noexcept {
   StageProfile sum;
-  for (const auto& s : stages_) {
-    const StageProfile& p = s->profile();
-    sum.pieces += p.pieces;
-    sum.wall_s += p.wall_s;
-    sum.record_s += p.record_s;
-    sum.submit_wait_s += p.submit_wait_s;
-    sum.device_s += p.device_s;
-  }
+  for (const auto& s : stages_) sum += s->profile();
   return sum;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "infini/error.hpp"
+#include "ops/dispatch_grid.hpp"
 #include "ops/rope_table.hpp"
 #include "spirv/attention_decode_merge.h"
 #include "spirv/attention_decode_v16.h"
@@ -320,7 +321,7 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
     stream.dispatch(*rope_,
                     {{whole(*x.buffer), vk::Access::Read}, {whole(rope_table_), vk::Access::Read},
                      {whole(dst), vk::Access::Write}, {whole(pos), vk::Access::Read}},
-                    push, grid_1d(elements(tokens, int(heads), int(d))));
+                    push, grid_1d(elements(tokens, int(heads), int(d)), 256, device_.caps()));
   };
   rope(q, hq, qr_, false);
   rope(k, hkv, cache_kr_, true);
@@ -331,7 +332,7 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
     stream.dispatch(*append_,
                     {{whole(*x.buffer), vk::Access::Read}, {whole(cache), vk::Access::ReadWrite},
                      {whole(pos), vk::Access::Read}},
-                    push, grid_1d(es == 2 ? values / 2 + 1 : values));
+                    push, grid_1d(es == 2 ? values / 2 + 1 : values, 256, device_.caps()));
   };
   append(k, hkv * d, cache_k_);
   append(v, hkv * dv, cache_v_);
@@ -371,12 +372,6 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
 
   open_ += tokens;
   if (open_ == segment_) record_memory_write(stream, open_);
-}
-
-std::array<uint32_t, 3> InfiniAttentionLayer::grid_1d(uint64_t invocations) const {
-  const uint32_t groups = ceil_div(invocations, 256);
-  const uint32_t gx = std::min(groups, device_.caps().max_workgroup_count[0]);
-  return {gx, ceil_div(groups, gx), 1};
 }
 
 std::array<uint32_t, 3> InfiniAttentionLayer::memory_read_grid(uint32_t tokens, uint32_t heads) const {

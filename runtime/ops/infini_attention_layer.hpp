@@ -82,7 +82,6 @@ class InfiniAttentionLayer {
  private:
   void record_memory_write(vk::CommandStream& stream, uint32_t tokens);
   std::array<uint32_t, 3> memory_read_grid(uint32_t tokens, uint32_t heads) const;
-  std::array<uint32_t, 3> grid_1d(uint64_t invocations) const;  // 256-wide workgroups
 
   vk::Device& device_;
   AttentionShape shape_;

@@ -32,15 +32,6 @@ uint64_t weight_bytes_per_token(const model::LlamaWeights& w) {
   return bytes;
 }
 
-// Adds the profile of the pieces run between two reads of a runner's profile to `sum`.
-void accumulate(model::StageProfile& sum, const model::StageProfile& before, const model::StageProfile& after) {
-  sum.pieces += after.pieces - before.pieces;
-  sum.wall_s += after.wall_s - before.wall_s;
-  sum.record_s += after.record_s - before.record_s;
-  sum.submit_wait_s += after.submit_wait_s - before.submit_wait_s;
-  sum.device_s += after.device_s - before.device_s;
-}
-
 // Microseconds per piece (per stage's piece where there are several): the whole, recording,
 // submitting and waiting, the device's own time, and the host's work besides (wall less both).
 nlohmann::json per_piece_us(const model::StageProfile& p) {
@@ -141,11 +132,11 @@ void bench_model(BenchRun& run) {
       const double dt = seconds_since(tp);
       if (done < window) {
         first_window_s += dt;
-        accumulate(first_profile, before, runner.profile());
+        first_profile += runner.profile() - before;
       }
       if (done >= tokens - window) {
         last_window_s += dt;
-        accumulate(last_profile, before, runner.profile());
+        last_profile += runner.profile() - before;
       }
       done += n;
     }
