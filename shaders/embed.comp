@@ -5,6 +5,10 @@
 //! variant f16 -DTABLE_F16
 //! variant q8_0 -DTABLE_Q8_0
 //! variant q4_0 -DTABLE_Q4_0
+//! variant q4_k -DTABLE_Q4_K
+//! variant q5_k -DTABLE_Q5_K
+//! variant q6_k -DTABLE_Q6_K
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
 
@@ -16,6 +20,12 @@ layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 DECLARE_Q8_0_INPUT(1, Table)
 #elif defined(TABLE_Q4_0)
 DECLARE_Q4_0_INPUT(1, Table)
+#elif defined(TABLE_Q4_K)
+DECLARE_Q4_K_INPUT(1, Table)
+#elif defined(TABLE_Q5_K)
+DECLARE_Q5_K_INPUT(1, Table)
+#elif defined(TABLE_Q6_K)
+DECLARE_Q6_K_INPUT(1, Table)
 #elif defined(TABLE_F16)
 DECLARE_F16_INPUT(1, Table)
 #else

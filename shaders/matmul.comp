@@ -10,6 +10,10 @@
 //! variant a16_b16 -DA_F16 -DB_F16
 //! variant a32_bq8 -DB_Q8_0
 //! variant a32_bq4 -DB_Q4_0
+//! variant a32_bq4k -DB_Q4_K
+//! variant a32_bq5k -DB_Q5_K
+//! variant a32_bq6k -DB_Q6_K
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
 
@@ -31,10 +35,8 @@ DECLARE_F16_INPUT(0, A)
 #else
 DECLARE_F32_INPUT(0, A)
 #endif
-#if defined(B_Q8_0)
-DECLARE_Q8_0_INPUT(1, B)
-#elif defined(B_Q4_0)
-DECLARE_Q4_0_INPUT(1, B)
+#include "common/block_weights.glsl"
+#if defined(B_BLOCKS)
 #elif defined(B_F16)
 DECLARE_F16_INPUT(1, B)
 #else

@@ -17,6 +17,9 @@
 //! variant a16_b16 -DA_F16 -DB_F16
 //! variant a32_bq8 -DB_Q8_0
 //! variant a32_bq4 -DB_Q4_0
+//! variant a32_bq4k -DB_Q4_K
+//! variant a32_bq5k -DB_Q5_K
+//! variant a32_bq6k -DB_Q6_K
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_GOOGLE_include_directive : require
@@ -45,11 +48,8 @@ void load_a8(uint i, out vec4 lo, out vec4 hi) {
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
 void load_a8(uint i, out vec4 lo, out vec4 hi) { lo = a_data[i >> 2]; hi = a_data[(i >> 2) + 1]; }
 #endif
-#if defined(B_Q8_0)
-DECLARE_Q8_0_INPUT(1, B)
-void load_b8(uint i, out vec4 lo, out vec4 hi) { load8_B(i, lo, hi); }
-#elif defined(B_Q4_0)
-DECLARE_Q4_0_INPUT(1, B)
+#include "common/block_weights.glsl"
+#if defined(B_BLOCKS)
 void load_b8(uint i, out vec4 lo, out vec4 hi) { load8_B(i, lo, hi); }
 #elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec4 b_data[]; };

@@ -14,6 +14,9 @@
 //! variant a16_b16 -DA_F16 -DB_F16
 //! variant a32_bq8 -DB_Q8_0
 //! variant a32_bq4 -DB_Q4_0
+//! variant a32_bq4k -DB_Q4_K
+//! variant a32_bq5k -DB_Q5_K
+//! variant a32_bq6k -DB_Q6_K
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
@@ -35,11 +38,8 @@ vec4 load_a4(uint i) { const uvec2 w = a_data[i >> 2]; return vec4(unpackHalf2x1
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
 vec4 load_a4(uint i) { return a_data[i >> 2]; }
 #endif
-#if defined(B_Q8_0)
-DECLARE_Q8_0_INPUT(1, B)
-vec4 load_b4(uint i) { return load4_B(i); }
-#elif defined(B_Q4_0)
-DECLARE_Q4_0_INPUT(1, B)
+#include "common/block_weights.glsl"
+#if defined(B_BLOCKS)
 vec4 load_b4(uint i) { return load4_B(i); }
 #elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec2 b_data[]; };
@@ -63,18 +63,19 @@ void main() {
   [[unroll]] for (uint i = 0; i < TM; ++i)
     [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = vec4(0.0);
 
-#if defined(B_Q8_0) || defined(B_Q4_0)
-  // Block by block: the words that hold each column's block once (scale and quants), then the
-  // eight steps of four k from registers. Reading four values at a time would load the scale
-  // and one or two words per step.
+#if defined(B_BLOCKS)
+  // 32 values at a time: the words that hold each column's chunk once (scales and quants), then
+  // the eight steps of four k from registers. Reading four values at a time would load the
+  // scales and one or two words per step.
   for (uint k = 0; k < p.K; k += 32) {
-    float scale[TN];
+    vec2 scale[TN];
+    float offset[TN];
     uvec4 lo[TN], hi[TN];
-    [[unroll]] for (uint j = 0; j < TN; ++j) scale[j] = B_block((b_row[j] + k) >> 5, lo[j], hi[j]);
+    [[unroll]] for (uint j = 0; j < TN; ++j) B_chunk((b_row[j] + k) >> 5, scale[j], offset[j], lo[j], hi[j]);
     [[unroll]] for (uint t = 0; t < 8; ++t) {
       vec4 a[TM], b[TN];
       [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = load_a4(a_row[i] + k + 4 * t);
-      [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = scale[j] * B_step(t, lo[j], hi[j]);
+      [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = scale[j][t >> 2] * B_step(t, lo[j], hi[j]) - offset[j];
       [[unroll]] for (uint i = 0; i < TM; ++i)
         [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
     }

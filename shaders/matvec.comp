@@ -16,11 +16,17 @@
 //! variant a16_b16 -DA_F16 -DB_F16
 //! variant a32_bq8 -DB_Q8_0
 //! variant a32_bq4 -DB_Q4_0
+//! variant a32_bq4k -DB_Q4_K
+//! variant a32_bq5k -DB_Q5_K
+//! variant a32_bq6k -DB_Q6_K
 //! variant a32_b32_shared -DNO_SUBGROUPS
 //! variant a32_b16_shared -DB_F16 -DNO_SUBGROUPS
 //! variant a16_b16_shared -DA_F16 -DB_F16 -DNO_SUBGROUPS
 //! variant a32_bq8_shared -DB_Q8_0 -DNO_SUBGROUPS
 //! variant a32_bq4_shared -DB_Q4_0 -DNO_SUBGROUPS
+//! variant a32_bq4k_shared -DB_Q4_K -DNO_SUBGROUPS
+//! variant a32_bq5k_shared -DB_Q5_K -DNO_SUBGROUPS
+//! variant a32_bq6k_shared -DB_Q6_K -DNO_SUBGROUPS
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #ifndef NO_SUBGROUPS
@@ -47,11 +53,8 @@ vec4 load_a4(uint i) { const uvec2 w = a_data[i >> 2]; return vec4(unpackHalf2x1
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
 vec4 load_a4(uint i) { return a_data[i >> 2]; }
 #endif
-#if defined(B_Q8_0)
-DECLARE_Q8_0_INPUT(1, B)
-vec4 load_b4(uint i) { return load4_B(i); }
-#elif defined(B_Q4_0)
-DECLARE_Q4_0_INPUT(1, B)
+#include "common/block_weights.glsl"
+#if defined(B_BLOCKS)
 vec4 load_b4(uint i) { return load4_B(i); }
 #elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec2 b_data[]; };

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "infini/error.hpp"
@@ -107,6 +108,124 @@ TEST_CASE("a block whose scale is NaN or infinite is found", "[quant]") {
   CHECK(first_bad_scale(ElementType::Q8_0, data) == 1);
   data[35] = std::byte(0x7e);  // the second block's scale becomes a NaN (0x7e..)
   CHECK(first_bad_scale(ElementType::Q8_0, data) == 1);
+}
+
+// ggml's K formats, built byte by byte from the layout as ggml documents it (block_q4_K,
+// block_q5_K, block_q6_K): Q4_K/Q5_K keep eight 6-bit scales and mins in 12 bytes (bytes 0-3:
+// scales 0-3 in bits 0-5 and bits 4-5 of scales 4-7 in bits 6-7; bytes 4-7 the same for mins;
+// bytes 8-11: scale 4-7 bits 0-3 in the low nibble, min 4-7 bits 0-3 in the high nibble).
+void put_half_bytes(std::vector<std::byte>& b, size_t at, float v) {
+  const uint16_t h = float_to_half(v);
+  b[at] = std::byte(h & 0xff);
+  b[at + 1] = std::byte(h >> 8);
+}
+void put_six_bit_scales(std::vector<std::byte>& b, size_t at, const unsigned (&scale)[8], const unsigned (&min)[8]) {
+  for (unsigned s = 0; s < 4; ++s) {
+    b[at + s] = std::byte(uint8_t((scale[s] & 63) | (scale[s + 4] >> 4) << 6));
+    b[at + 4 + s] = std::byte(uint8_t((min[s] & 63) | (min[s + 4] >> 4) << 6));
+    b[at + 8 + s] = std::byte(uint8_t((scale[s + 4] & 15) | (min[s + 4] & 15) << 4));
+  }
+}
+
+TEST_CASE("Q4_K and Q5_K blocks decode to d * scale * q - dmin * min per sub-block", "[quant]") {
+  const bool five = GENERATE(false, true);
+  INFO((five ? "Q5_K" : "Q4_K"));
+  std::vector<std::byte> b(five ? 176 : 144);
+  put_half_bytes(b, 0, 0.5f);
+  put_half_bytes(b, 2, 0.25f);
+  unsigned scale[8], min[8];
+  for (unsigned s = 0; s < 8; ++s) {
+    scale[s] = 8 * s + 5;  // 5 .. 61: sub-blocks 4-7 use the top bits
+    min[s] = 63 - 7 * s;   // 63 .. 14
+  }
+  put_six_bit_scales(b, 4, scale, min);
+  // Sub-blocks 2j and 2j + 1 share 32 quant bytes: low nibbles for 2j, high for 2j + 1. Q5_K's
+  // fifth bits: bit s of byte l of qh (bytes 16..47) belongs to value l of sub-block s.
+  auto q = [&](unsigned s, unsigned l) { return (l * 7 + s * 3) % (five ? 32 : 16); };
+  const size_t qs = five ? 48 : 16;
+  for (unsigned s = 0; s < 8; ++s)
+    for (unsigned l = 0; l < 32; ++l) {
+      const unsigned n = q(s, l);
+      b[qs + 32 * (s / 2) + l] |= std::byte(uint8_t((n & 15) << (4 * (s % 2))));
+      if (five) b[16 + l] |= std::byte(uint8_t((n >> 4) << s));
+    }
+  std::vector<double> out(256);
+  decode_blocks(five ? ElementType::Q5_K : ElementType::Q4_K, b, 0, 256, out.data());
+  for (unsigned s = 0; s < 8; ++s)
+    for (unsigned l = 0; l < 32; ++l) {
+      INFO("sub-block " << s << " value " << l);
+      CHECK(out[32 * s + l] == 0.5 * scale[s] * q(s, l) - 0.25 * min[s]);
+    }
+  std::vector<double> part(3);  // a range inside the block
+  decode_blocks(five ? ElementType::Q5_K : ElementType::Q4_K, b, 159, 3, part.data());
+  CHECK(part == std::vector<double>{out[159], out[160], out[161]});
+}
+
+TEST_CASE("Q6_K blocks decode to d * scale * (q - 32) per sub-block of 16", "[quant]") {
+  // ql[128] low nibbles, qh[64] high bit pairs, int8 scales[16], f16 d. In each half (128 values),
+  // value 32j + l takes nibble j / 2 of ql[64 half + 32 (j % 2) + l] and bits 2j..2j+1 of
+  // qh[32 half + l]; its scale is scales[8 half + 2j + l / 16].
+  std::vector<std::byte> b(210);
+  put_half_bytes(b, 208, -0.125f);
+  for (unsigned s = 0; s < 16; ++s) b[192 + s] = std::byte(uint8_t(int8_t(int(s) * 17 - 128)));  // -128 .. 127
+  auto q = [](unsigned i) { return (i * 37 + 5) % 64; };
+  for (unsigned i = 0; i < 256; ++i) {
+    const unsigned half = i / 128, j = i % 128 / 32, l = i % 32;
+    b[64 * half + 32 * (j % 2) + l] |= std::byte(uint8_t((q(i) & 15) << (4 * (j / 2))));
+    b[128 + 32 * half + l] |= std::byte(uint8_t((q(i) >> 4) << (2 * j)));
+  }
+  std::vector<double> out(256);
+  decode_blocks(ElementType::Q6_K, b, 0, 256, out.data());
+  for (unsigned i = 0; i < 256; ++i) {
+    const unsigned half = i / 128, j = i % 128 / 32, l = i % 32;
+    const int scale = int((8 * half + 2 * j + l / 16) * 17) - 128;
+    INFO("value " << i);
+    CHECK(out[i] == -0.125 * scale * (int(q(i)) - 32));
+  }
+}
+
+TEST_CASE("K-format encoding rounds to within the formats' expected error", "[quant]") {
+  // Round to nearest on a uniform grid of step D leaves an error of D^2 / 12. For Gaussian values
+  // a sub-block of 32 spans about 4.1 sigma, so Q4_K's step is about 4.1 / 15 sigma (NMSE about
+  // 0.006) and Q5_K's 4.1 / 31 (0.0015); Q6_K maps a 16-value sub-block's largest magnitude
+  // (about 2 sigma) to 32 (0.0003). The bounds below add about 60% for the quantized scales.
+  const ElementType type = GENERATE(ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K);
+  const double bound = type == ElementType::Q4_K ? 0.01 : type == ElementType::Q5_K ? 0.0025 : 0.0006;
+  INFO(element_name(type));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.3f, 1.0f);
+  std::vector<float> x(4 * 256);
+  for (float& v : x) v = normal(rng);
+  for (size_t i = 256; i < 512; ++i) x[i] = 0;          // an all-zero block
+  for (size_t i = 512; i < 768; ++i) x[i] = std::fabs(x[i]) + 2;  // all positive, away from 0
+  const std::vector<std::byte> bytes = encode_blocks(type, x);
+  REQUIRE(bytes.size() == 4 * element_traits(type).block_bytes);
+  CHECK(first_bad_scale(type, bytes) == -1);
+  std::vector<double> back(x.size());
+  decode_blocks(type, bytes, 0, x.size(), back.data());
+  for (size_t i = 256; i < 512; ++i) CHECK(back[i] == 0);
+  for (size_t block : {0, 2, 3}) {
+    double err = 0, power = 0;
+    for (size_t i = 256 * block; i < 256 * (block + 1); ++i) {
+      err += (back[i] - x[i]) * (back[i] - x[i]);
+      power += double(x[i]) * x[i];
+    }
+    INFO("block " << block);
+    CHECK(err / power < bound);
+  }
+  CHECK_THROWS_WITH(encode_blocks(type, std::vector<float>(255, 1.0f)), Catch::Contains("not whole"));
+}
+
+TEST_CASE("a K-format block whose d or dmin is NaN or infinite is found", "[quant]") {
+  const std::vector<std::byte> good = encode_blocks(ElementType::Q4_K, std::vector<float>(512, 1.5f));
+  CHECK(first_bad_scale(ElementType::Q4_K, good) == -1);
+  std::vector<std::byte> bad = good;
+  bad[144 + 3] = std::byte(0x7c);  // the second block's dmin becomes infinite
+  CHECK(first_bad_scale(ElementType::Q4_K, bad) == 1);
+  std::vector<std::byte> q6 = encode_blocks(ElementType::Q6_K, std::vector<float>(512, -0.5f));
+  CHECK(first_bad_scale(ElementType::Q6_K, q6) == -1);
+  q6[208 + 1] = std::byte(0x7e);  // the first block's d becomes a NaN
+  CHECK(first_bad_scale(ElementType::Q6_K, q6) == 0);
 }
 
 }  // namespace

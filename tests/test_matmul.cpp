@@ -159,6 +159,32 @@ TEST_CASE_METHOD(GpuTest, "quantized weights: every matmul kernel matches the fl
   stream.end();
 }
 
+TEST_CASE_METHOD(GpuTest, "K-format weights: every matmul kernel matches the float64 reference", "[gpu][matmul][quant]") {
+  // Super-blocks of 256 with sub-block scales (and Q4_K/Q5_K mins) decoded in registers. Rows of
+  // 1, 3 and 5 blocks put Q6_K's 210-byte rows mid-word; K up to 6 blocks covers every sub-block
+  // position of every chunk the register kernel walks.
+  const ElementType tb = GENERATE(ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K);
+  ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Tiled, ops::MatmulKernel::Registers, ops::MatmulKernel::Lanes,
+                                      ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
+  if (kernel == ops::MatmulKernel::Lanes && !ops::supports_lanes_matmul(device().caps())) return;
+  constexpr Shape shapes[] = {{1, 1, 256},  {1, 37, 768},    {3, 33, 512},  {17, 65, 256},
+                              {40, 65, 1280}, {127, 129, 512}, {8, 31, 1536}, {9, 40, 256}};
+  for (const Shape& s : shapes) {
+    INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb));
+    const Result r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 17 + s.k, kernel);
+    CHECK(r.nmse <= 1e-9);
+    CHECK(r.guard_violations == 0);
+  }
+  vk::Buffer b(device(), 8192, vk::MemoryUse::DeviceLocal, "b");
+  ops::Matmul mm(device(), ElementType::F32, tb, {}, kernel);
+  vk::CommandStream stream(device());
+  stream.begin();
+  CHECK_THROWS_WITH(mm.record(stream, {1, 2, 288, vk::BufferRange::whole(b), vk::BufferRange::whole(b),
+                                       vk::BufferRange::whole(b)}),
+                    Catch::Contains("whole blocks of 256"));
+  stream.end();
+}
+
 TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gpu][matmul]") {
   const ops::MatmulTiles tiles = GENERATE(ops::MatmulTiles{16, 16, 8, 1, 1}, ops::MatmulTiles{32, 64, 16, 4, 4},
                                           ops::MatmulTiles{64, 32, 8, 2, 4}, ops::MatmulTiles{128, 64, 16, 8, 4});

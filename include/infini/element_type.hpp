@@ -11,7 +11,7 @@
 
 namespace infini {
 
-enum class ElementType : uint8_t { F32, F16, Q8_0, Q4_0 };
+enum class ElementType : uint8_t { F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K };
 
 struct ElementTraits {
   ElementType type;
@@ -29,6 +29,16 @@ inline constexpr ElementTraits kElementTypes[] = {
     // ggml's Q4_0: an f16 scale d, then 16 bytes of 4-bit values n (value j < 16 in the low
     // nibble of byte j, value j + 16 in its high nibble); each value is d * (n - 8).
     {ElementType::Q4_0, "q4_0", 2, 32, 18},
+    // ggml's K formats: super-blocks of 256 values in sub-blocks with their own quantized scales
+    // (util/block_codec.cpp and shaders/common/storage.glsl spell out the byte layouts).
+    // Q4_K: f16 d and dmin, 12 bytes of 6-bit sub-block scales and mins, 128 bytes of nibbles;
+    // value = d * scale * n - dmin * min, eight sub-blocks of 32.
+    {ElementType::Q4_K, "q4_k", 12, 256, 144},
+    // Q5_K: as Q4_K plus 32 bytes holding each value's fifth bit.
+    {ElementType::Q5_K, "q5_k", 13, 256, 176},
+    // Q6_K: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 sub-block scales, f16 d;
+    // value = d * scale * (q - 32), sixteen sub-blocks of 16.
+    {ElementType::Q6_K, "q6_k", 14, 256, 210},
 };
 
 constexpr const ElementTraits& element_traits(ElementType t) noexcept { return kElementTypes[std::size_t(t)]; }

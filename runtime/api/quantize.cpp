@@ -19,6 +19,9 @@ uint32_t file_type_of(ElementType type) {
     case ElementType::F16: return 1;
     case ElementType::Q8_0: return 7;
     case ElementType::Q4_0: return 2;
+    case ElementType::Q4_K: return 15;  // "mostly Q4_K" files are Q4_K_M
+    case ElementType::Q5_K: return 17;
+    case ElementType::Q6_K: return 18;
   }
   return 0;
 }

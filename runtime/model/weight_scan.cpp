@@ -34,7 +34,10 @@ NonFiniteCount count_non_finite(const TensorView& t) {
     case ElementType::F32: return scan<uint32_t>(t, 0x7f800000u);
     case ElementType::F16: return scan<uint16_t>(t, 0x7c00u);
     case ElementType::Q8_0:
-    case ElementType::Q4_0: {  // integers behind a scale: only a scale can be non-finite
+    case ElementType::Q4_0:
+    case ElementType::Q4_K:
+    case ElementType::Q5_K:
+    case ElementType::Q6_K: {  // integers behind a scale: only a scale can be non-finite
       const int64_t bad = first_bad_scale(t.type, t.data);
       if (bad >= 0)
         throw Error("tensor '" + t.name + "': the scale of " + std::string(element_name(t.type)) + " block " +

@@ -4,6 +4,9 @@
 #include "spirv/embed_f16.h"
 #include "spirv/embed_f32.h"
 #include "spirv/embed_q4_0.h"
+#include "spirv/embed_q4_k.h"
+#include "spirv/embed_q5_k.h"
+#include "spirv/embed_q6_k.h"
 #include "spirv/embed_q8_0.h"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
@@ -24,6 +27,9 @@ vk::KernelSource embed_kernel(ElementType type) {
     case ElementType::F16: return {"embed_f16", spirv::embed_f16, 3, sizeof(Push)};
     case ElementType::Q8_0: return {"embed_q8_0", spirv::embed_q8_0, 3, sizeof(Push)};
     case ElementType::Q4_0: return {"embed_q4_0", spirv::embed_q4_0, 3, sizeof(Push)};
+    case ElementType::Q4_K: return {"embed_q4_k", spirv::embed_q4_k, 3, sizeof(Push)};
+    case ElementType::Q5_K: return {"embed_q5_k", spirv::embed_q5_k, 3, sizeof(Push)};
+    case ElementType::Q6_K: return {"embed_q6_k", spirv::embed_q6_k, 3, sizeof(Push)};
   }
   throw Error("embedding: no kernel for element type " + std::to_string(int(type)));
 }

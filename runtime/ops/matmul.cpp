@@ -29,6 +29,21 @@
 #include "spirv/matvec_a32_bq8.h"
 #include "spirv/matvec_a32_bq4_shared.h"
 #include "spirv/matvec_a32_bq8_shared.h"
+#include "spirv/matmul_a32_bq4k.h"
+#include "spirv/matmul_a32_bq5k.h"
+#include "spirv/matmul_a32_bq6k.h"
+#include "spirv/matmul_lanes_a32_bq4k.h"
+#include "spirv/matmul_lanes_a32_bq5k.h"
+#include "spirv/matmul_lanes_a32_bq6k.h"
+#include "spirv/matmul_regs_a32_bq4k.h"
+#include "spirv/matmul_regs_a32_bq5k.h"
+#include "spirv/matmul_regs_a32_bq6k.h"
+#include "spirv/matvec_a32_bq4k.h"
+#include "spirv/matvec_a32_bq4k_shared.h"
+#include "spirv/matvec_a32_bq5k.h"
+#include "spirv/matvec_a32_bq5k_shared.h"
+#include "spirv/matvec_a32_bq6k.h"
+#include "spirv/matvec_a32_bq6k_shared.h"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
@@ -62,27 +77,42 @@ constexpr Variant kTiled[] = {{F32, F32, "matmul_a32_b32", matmul_a32_b32},
                               {F32, F16, "matmul_a32_b16", matmul_a32_b16},
                               {F16, F16, "matmul_a16_b16", matmul_a16_b16},
                               {F32, Q8_0, "matmul_a32_bq8", matmul_a32_bq8},
-                              {F32, Q4_0, "matmul_a32_bq4", matmul_a32_bq4}};
+                              {F32, Q4_0, "matmul_a32_bq4", matmul_a32_bq4},
+                              {F32, Q4_K, "matmul_a32_bq4k", matmul_a32_bq4k},
+                              {F32, Q5_K, "matmul_a32_bq5k", matmul_a32_bq5k},
+                              {F32, Q6_K, "matmul_a32_bq6k", matmul_a32_bq6k}};
 constexpr Variant kRegs[] = {{F32, F32, "matmul_regs_a32_b32", matmul_regs_a32_b32},
                              {F32, F16, "matmul_regs_a32_b16", matmul_regs_a32_b16},
                              {F16, F16, "matmul_regs_a16_b16", matmul_regs_a16_b16},
                              {F32, Q8_0, "matmul_regs_a32_bq8", matmul_regs_a32_bq8},
-                              {F32, Q4_0, "matmul_regs_a32_bq4", matmul_regs_a32_bq4}};
+                              {F32, Q4_0, "matmul_regs_a32_bq4", matmul_regs_a32_bq4},
+                              {F32, Q4_K, "matmul_regs_a32_bq4k", matmul_regs_a32_bq4k},
+                              {F32, Q5_K, "matmul_regs_a32_bq5k", matmul_regs_a32_bq5k},
+                              {F32, Q6_K, "matmul_regs_a32_bq6k", matmul_regs_a32_bq6k}};
 constexpr Variant kVector[] = {{F32, F32, "matvec_a32_b32", matvec_a32_b32},
                                {F32, F16, "matvec_a32_b16", matvec_a32_b16},
                                {F16, F16, "matvec_a16_b16", matvec_a16_b16},
                                {F32, Q8_0, "matvec_a32_bq8", matvec_a32_bq8},
-                              {F32, Q4_0, "matvec_a32_bq4", matvec_a32_bq4}};
+                              {F32, Q4_0, "matvec_a32_bq4", matvec_a32_bq4},
+                              {F32, Q4_K, "matvec_a32_bq4k", matvec_a32_bq4k},
+                              {F32, Q5_K, "matvec_a32_bq5k", matvec_a32_bq5k},
+                              {F32, Q6_K, "matvec_a32_bq6k", matvec_a32_bq6k}};
 constexpr Variant kVectorShared[] = {{F32, F32, "matvec_a32_b32_shared", matvec_a32_b32_shared},
                                      {F32, F16, "matvec_a32_b16_shared", matvec_a32_b16_shared},
                                      {F16, F16, "matvec_a16_b16_shared", matvec_a16_b16_shared},
                                      {F32, Q8_0, "matvec_a32_bq8_shared", matvec_a32_bq8_shared},
-                                     {F32, Q4_0, "matvec_a32_bq4_shared", matvec_a32_bq4_shared}};
+                                     {F32, Q4_0, "matvec_a32_bq4_shared", matvec_a32_bq4_shared},
+                              {F32, Q4_K, "matvec_a32_bq4k_shared", matvec_a32_bq4k_shared},
+                              {F32, Q5_K, "matvec_a32_bq5k_shared", matvec_a32_bq5k_shared},
+                              {F32, Q6_K, "matvec_a32_bq6k_shared", matvec_a32_bq6k_shared}};
 constexpr Variant kLanes[] = {{F32, F32, "matmul_lanes_a32_b32", matmul_lanes_a32_b32},
                               {F32, F16, "matmul_lanes_a32_b16", matmul_lanes_a32_b16},
                               {F16, F16, "matmul_lanes_a16_b16", matmul_lanes_a16_b16},
                               {F32, Q8_0, "matmul_lanes_a32_bq8", matmul_lanes_a32_bq8},
-                              {F32, Q4_0, "matmul_lanes_a32_bq4", matmul_lanes_a32_bq4}};
+                              {F32, Q4_0, "matmul_lanes_a32_bq4", matmul_lanes_a32_bq4},
+                              {F32, Q4_K, "matmul_lanes_a32_bq4k", matmul_lanes_a32_bq4k},
+                              {F32, Q5_K, "matmul_lanes_a32_bq5k", matmul_lanes_a32_bq5k},
+                              {F32, Q6_K, "matmul_lanes_a32_bq6k", matmul_lanes_a32_bq6k}};
 
 // matmul_lanes.comp: rows of C per workgroup (A rows shared by its lanes) and columns per lane.
 // 32 x 8 was the fastest of 8x4 .. 32x8 and 16x16 on llvmpipe (512 rows, K 1024 and 2816: 1.6-1.9x

@@ -18,11 +18,14 @@ void decode_blocks(ElementType type, std::span<const std::byte> data, uint64_t f
 
 // `values` (a whole number of blocks) in `type`, with the reference rules (no importance
 // matrix): Q8_0 takes d = max|x| / 127 per block and q = round(x / d); Q4_0 takes d = m / -8 for
-// m the value of largest magnitude and n = min(15, round(x / d + 8)). Throws infini::Error when
+// m the value of largest magnitude and n = min(15, round(x / d + 8)); the K formats are described
+// at their encoders in block_codec.cpp (round to nearest against scales taken from each
+// sub-block's extremes, without ggml's iterative scale search). Throws infini::Error when
 // the count is not whole blocks, or a value to put in a block format is not finite.
 std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> values);
 
-// Index of the first block whose scale is NaN or infinite, or -1 (always for f32 and f16).
+// Index of the first block whose f16 scale (or Q4_K/Q5_K min scale) is NaN or infinite, or -1
+// (always for f32 and f16).
 int64_t first_bad_scale(ElementType type, std::span<const std::byte> data);
 
 }  // namespace infini

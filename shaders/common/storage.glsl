@@ -13,11 +13,11 @@
   layout(std430, binding = BINDING) readonly buffer NAME##Buffer { float NAME##_data[]; }; \
   float load_##NAME(uint i) { return NAME##_data[i]; }
 
-#define DECLARE_F16_INPUT(BINDING, NAME)                                                  \
-  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; }; \
-  float load_##NAME(uint i) {                                                            \
-    const vec2 pair = unpackHalf2x16(NAME##_data[i >> 1]);                                \
-    return (i & 1u) != 0u ? pair.y : pair.x;                                              \
+#define DECLARE_F16_INPUT(BINDING, NAME)                                                   \
+  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; };  \
+  float load_##NAME(uint i) {                                                              \
+    const vec2 pair = unpackHalf2x16(NAME##_data[i >> 1]);                                 \
+    return (i & 1u) != 0u ? pair.y : pair.x;                                               \
   }
 
 // Four signed bytes of a word, low byte first.
@@ -34,16 +34,16 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
 // its scale lies within one word, and four quant bytes from an even offset span one or two words.
 // Each format declares load_NAME(i) (one value), load4_NAME(i) (values i..i+3, i a multiple of 4),
 // load8_NAME(i, lo, hi) (values i..i+7, i a multiple of 8: one scale, two or three words) and, for
-// kernels that walk K block by block, NAME_block(b, lo, hi) (the block's scale, its
-// quant bytes as up to 8 words read in the words that hold the block) with NAME_step(t, lo, hi)
-// (values 4t..4t+3 of the block before scaling).
+// kernels that walk K 32 values at a time, NAME_chunk(c, scale, offset, lo, hi) (chunk c's
+// quants as up to 8 words, read once) with NAME_step(t, lo, hi) (values 4t..4t+3 of the chunk
+// before scaling): value 4t + e = scale[t / 4] * NAME_step(t, lo, hi)[e] - offset.
 #define DECLARE_BLOCK_BYTES(BINDING, NAME, BLOCK_BYTES)                                    \
-  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; }; \
+  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; };  \
   float NAME##_scale(uint block) {                                                         \
     const uint b = block * BLOCK_BYTES;                                                    \
     return unpackHalf2x16((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffffu).x;           \
   }                                                                                        \
-  uint NAME##_byte(uint b) { return (NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }   \
+  uint NAME##_byte(uint b) { return (NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }    \
   uint NAME##_quad(uint b) {                                                               \
     const uint shift = (b & 3u) * 8u, w = NAME##_data[b >> 2];                             \
     return shift == 0u ? w : (w >> shift) | (NAME##_data[(b >> 2) + 1u] << (32u - shift)); \
@@ -56,7 +56,7 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
     q1 = (w1 >> 16) | (w2 << 16);                                                          \
   }                                                                                        \
   uint NAME##_even_word(bool even, uint r_lo, uint r_hi) {                                 \
-    return even ? (r_lo >> 16) | (r_hi << 16) : r_hi;                                     \
+    return even ? (r_lo >> 16) | (r_hi << 16) : r_hi;                                      \
   }
 
 #define DECLARE_Q8_0_INPUT(BINDING, NAME)                                                  \
@@ -75,28 +75,29 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
     lo = d * int8x4_to_vec4(q0);                                                           \
     hi = d * int8x4_to_vec4(q1);                                                           \
   }                                                                                        \
-  float NAME##_block(uint block, out uvec4 lo, out uvec4 hi) {                             \
+  void NAME##_chunk(uint block, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
     const uint b = block * 34u, w = b >> 2;                                                \
     const uint r0 = NAME##_data[w], r1 = NAME##_data[w + 1u], r2 = NAME##_data[w + 2u];    \
     const uint r3 = NAME##_data[w + 3u], r4 = NAME##_data[w + 4u], r5 = NAME##_data[w + 5u]; \
     const uint r6 = NAME##_data[w + 6u], r7 = NAME##_data[w + 7u], r8 = NAME##_data[w + 8u]; \
     const bool even = (b & 3u) == 0u;                                                      \
-    lo = uvec4(NAME##_even_word(even, r0, r1), NAME##_even_word(even, r1, r2),     \
-               NAME##_even_word(even, r2, r3), NAME##_even_word(even, r3, r4));    \
-    hi = uvec4(NAME##_even_word(even, r4, r5), NAME##_even_word(even, r5, r6),     \
-               NAME##_even_word(even, r6, r7), NAME##_even_word(even, r7, r8));    \
-    return unpackHalf2x16(even ? r0 & 0xffffu : r0 >> 16).x;                               \
+    lo = uvec4(NAME##_even_word(even, r0, r1), NAME##_even_word(even, r1, r2),             \
+               NAME##_even_word(even, r2, r3), NAME##_even_word(even, r3, r4));            \
+    hi = uvec4(NAME##_even_word(even, r4, r5), NAME##_even_word(even, r5, r6),             \
+               NAME##_even_word(even, r6, r7), NAME##_even_word(even, r7, r8));            \
+    scale = vec2(unpackHalf2x16(even ? r0 & 0xffffu : r0 >> 16).x);                        \
+    offset = 0.0;                                                                          \
   }                                                                                        \
   vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) { return int8x4_to_vec4(t < 4u ? lo[t & 3u] : hi[t & 3u]); }
 
 #define DECLARE_Q4_0_INPUT(BINDING, NAME)                                                  \
   DECLARE_BLOCK_BYTES(BINDING, NAME, 18u)                                                  \
   float load_##NAME(uint i) {                                                              \
-    const uint j = i & 31u, v = NAME##_byte((i >> 5) * 18u + 2u + (j & 15u));             \
+    const uint j = i & 31u, v = NAME##_byte((i >> 5) * 18u + 2u + (j & 15u));              \
     return NAME##_scale(i >> 5) * (float(j < 16u ? v & 15u : v >> 4) - 8.0);               \
   }                                                                                        \
   vec4 load4_##NAME(uint i) {                                                              \
-    const uint j = i & 31u, w = NAME##_quad((i >> 5) * 18u + 2u + (j & 15u));             \
+    const uint j = i & 31u, w = NAME##_quad((i >> 5) * 18u + 2u + (j & 15u));              \
     return NAME##_scale(i >> 5) * nibbles4_minus8(j < 16u ? w : w >> 4);                   \
   }                                                                                        \
   void load8_##NAME(uint i, out vec4 lo, out vec4 hi) {                                    \
@@ -107,19 +108,150 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
     lo = d * nibbles4_minus8(j < 16u ? q0 : q0 >> 4);                                      \
     hi = d * nibbles4_minus8(j < 16u ? q1 : q1 >> 4);                                      \
   }                                                                                        \
-  float NAME##_block(uint block, out uvec4 lo, out uvec4 hi) {                             \
+  void NAME##_chunk(uint block, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
     const uint b = block * 18u, w = b >> 2;                                                \
     const uint r0 = NAME##_data[w], r1 = NAME##_data[w + 1u], r2 = NAME##_data[w + 2u];    \
     const uint r3 = NAME##_data[w + 3u], r4 = NAME##_data[w + 4u];                         \
     const bool even = (b & 3u) == 0u;                                                      \
-    lo = uvec4(NAME##_even_word(even, r0, r1), NAME##_even_word(even, r1, r2),     \
-               NAME##_even_word(even, r2, r3), NAME##_even_word(even, r3, r4));    \
+    lo = uvec4(NAME##_even_word(even, r0, r1), NAME##_even_word(even, r1, r2),             \
+               NAME##_even_word(even, r2, r3), NAME##_even_word(even, r3, r4));            \
     hi = uvec4(0u);                                                                        \
-    return unpackHalf2x16(even ? r0 & 0xffffu : r0 >> 16).x;                               \
+    scale = vec2(unpackHalf2x16(even ? r0 & 0xffffu : r0 >> 16).x);                        \
+    offset = 0.0;                                                                          \
   }                                                                                        \
   vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
     const uint w = lo[t & 3u];                                                             \
     return nibbles4_minus8(t < 4u ? w : w >> 4);                                           \
   }
+
+// ggml's K formats hold super-blocks of 256 values; each format below declares
+//   NAME_qword(i)              the raw quants of values i..i+3 (i a multiple of 4) as four bytes,
+//   NAME_sub(i, scale, offset) the scale and offset of value i's sub-block,
+//   NAME_chunk(c, ...)         as for Q8_0, chunk c being values 32c..32c+31,
+// and DECLARE_K_LOADS builds the other loads from them: value = scale * (q - BIAS) - offset.
+vec4 bytes4(uint w) { return vec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24); }
+
+// Q4_K and Q5_K: eight sub-blocks of 32 with 6-bit scales and mins packed in 12 bytes (words
+// 1..3 of the block): sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scale) and 4-7 (min), 4-7 in
+// the nibbles of bytes 8-11 (scale low, min high) with their top two bits in the top bits of
+// bytes 0-3 (scale) and 4-7 (min).
+void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
+  const uint shift = (s & 3u) * 8u;
+  const uint b0 = packed[0] >> shift, b4 = packed[1] >> shift;
+  if (s < 4u) {
+    scale = b0 & 63u;
+    min_ = b4 & 63u;
+  } else {
+    const uint b8 = packed[2] >> shift;
+    scale = (b8 & 15u) | ((b0 >> 6) & 3u) << 4;
+    min_ = ((b8 >> 4) & 15u) | ((b4 >> 6) & 3u) << 4;
+  }
+}
+
+#define DECLARE_K_LOADS(NAME, BIAS)                                                        \
+  float load_##NAME(uint i) {                                                              \
+    float scale, offset;                                                                   \
+    NAME##_sub(i, scale, offset);                                                          \
+    return scale * (float((NAME##_qword(i & ~3u) >> ((i & 3u) * 8u)) & 255u) - BIAS) - offset; \
+  }                                                                                        \
+  vec4 load4_##NAME(uint i) {                                                              \
+    float scale, offset;                                                                   \
+    NAME##_sub(i, scale, offset);                                                          \
+    return scale * (bytes4(NAME##_qword(i)) - BIAS) - offset;                              \
+  }                                                                                        \
+  void load8_##NAME(uint i, out vec4 lo, out vec4 hi) {                                    \
+    float scale, offset;                                                                   \
+    NAME##_sub(i, scale, offset);                                                          \
+    lo = scale * (bytes4(NAME##_qword(i)) - BIAS) - offset;                                \
+    hi = scale * (bytes4(NAME##_qword(i + 4u)) - BIAS) - offset;                           \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) { return bytes4(t < 4u ? lo[t & 3u] : hi[t & 3u]) - BIAS; }
+
+// Q4_K: f16 d and dmin (word 0), scales (words 1-3), 128 bytes of nibbles (words 4-35): values
+// 32s + l of sub-blocks s = 2j, 2j + 1 are the low and high nibbles of byte 32j + l. Q5_K (44
+// words) puts 32 bytes qh (words 4-11) before the nibbles (words 12-43): bit s of qh byte l is
+// the fifth bit (16) of value 32s + l. Both block sizes are whole words.
+#define DECLARE_Q45_K_INPUT(BINDING, NAME, WORDS, FIVE)                                    \
+  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; };  \
+  void NAME##_scale_min(uint block, uint s, out float scale, out float offset) {           \
+    const uint w = block * WORDS;                                                          \
+    const vec2 dm = unpackHalf2x16(NAME##_data[w]);                                        \
+    uint sc, mn;                                                                           \
+    k_scale_min(uvec3(NAME##_data[w + 1u], NAME##_data[w + 2u], NAME##_data[w + 3u]), s, sc, mn); \
+    scale = dm.x * float(sc);                                                              \
+    offset = dm.y * float(mn);                                                             \
+  }                                                                                        \
+  void NAME##_sub(uint i, out float scale, out float offset) { NAME##_scale_min(i >> 8, (i >> 5) & 7u, scale, offset); } \
+  uint NAME##_join(uint s, uint ql, uint qh) {                                             \
+    const uint low = (ql >> ((s & 1u) * 4u)) & 0x0f0f0f0fu;                                \
+    return FIVE ? low | ((qh >> s) & 0x01010101u) << 4 : low;                              \
+  }                                                                                        \
+  uint NAME##_qword(uint i) {                                                              \
+    const uint w = (i >> 8) * WORDS, s = (i >> 5) & 7u, l4 = (i & 31u) >> 2;               \
+    const uint ql = NAME##_data[w + (FIVE ? 12u : 4u) + 8u * (s >> 1) + l4];               \
+    return NAME##_join(s, ql, FIVE ? NAME##_data[w + 4u + l4] : 0u);                       \
+  }                                                                                        \
+  void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
+    const uint w = (c >> 3) * WORDS, s = c & 7u, q = w + (FIVE ? 12u : 4u) + 8u * (s >> 1); \
+    float sc;                                                                              \
+    NAME##_scale_min(c >> 3, s, sc, offset);                                               \
+    scale = vec2(sc);                                                                      \
+    [[unroll]] for (uint t = 0u; t < 4u; ++t) {                                            \
+      lo[t] = NAME##_join(s, NAME##_data[q + t], FIVE ? NAME##_data[w + 4u + t] : 0u);     \
+      hi[t] = NAME##_join(s, NAME##_data[q + 4u + t], FIVE ? NAME##_data[w + 8u + t] : 0u); \
+    }                                                                                      \
+  }                                                                                        \
+  DECLARE_K_LOADS(NAME, 0.0)
+
+#define DECLARE_Q4_K_INPUT(BINDING, NAME) DECLARE_Q45_K_INPUT(BINDING, NAME, 36u, false)
+#define DECLARE_Q5_K_INPUT(BINDING, NAME) DECLARE_Q45_K_INPUT(BINDING, NAME, 44u, true)
+
+// Q6_K: 210 bytes (blocks start at byte 0 or 2 of a word): ql[128] at 0, qh[64] at 128, int8
+// scales[16] at 192, f16 d at 208. In half h (values 128h..128h+127), value 32j + l takes nibble
+// j / 2 of ql[64h + 32 (j % 2) + l] and bits 2j, 2j + 1 of qh[32h + l] above it; it is
+// d * scales[8h + 2j + l / 16] * (q - 32).
+#define DECLARE_Q6_K_INPUT(BINDING, NAME)                                                  \
+  DECLARE_BLOCK_BYTES(BINDING, NAME, 210u)                                                 \
+  float NAME##_d(uint block) {                                                             \
+    const uint b = block * 210u + 208u;                                                    \
+    return unpackHalf2x16((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffffu).x;           \
+  }                                                                                        \
+  float NAME##_int8(uint b) { return float(int(NAME##_byte(b) << 24) >> 24); }             \
+  uint NAME##_join(uint j, uint ql, uint qh) {                                             \
+    return ((ql >> ((j >> 1) * 4u)) & 0x0f0f0f0fu) | ((qh >> (2u * j)) & 0x03030303u) << 4; \
+  }                                                                                        \
+  void NAME##_sub(uint i, out float scale, out float offset) {                             \
+    const uint h = (i >> 7) & 1u, j = (i >> 5) & 3u, l = i & 31u;                          \
+    scale = NAME##_d(i >> 8) * NAME##_int8((i >> 8) * 210u + 192u + 8u * h + 2u * j + (l >> 4)); \
+    offset = 0.0;                                                                          \
+  }                                                                                        \
+  uint NAME##_qword(uint i) {                                                              \
+    const uint b = (i >> 8) * 210u, h = (i >> 7) & 1u, j = (i >> 5) & 3u, l = i & 31u;     \
+    return NAME##_join(j, NAME##_quad(b + 64u * h + 32u * (j & 1u) + l), NAME##_quad(b + 128u + 32u * h + l)); \
+  }                                                                                        \
+  void NAME##_words8(uint b, out uvec4 lo, out uvec4 hi) {                                 \
+    const uint w = b >> 2;                                                                 \
+    const bool even = (b & 3u) == 0u;                                                      \
+    uint r[9];                                                                             \
+    [[unroll]] for (uint t = 0u; t < 9u; ++t) r[t] = NAME##_data[w + t];                   \
+    [[unroll]] for (uint t = 0u; t < 4u; ++t) {                                            \
+      lo[t] = even ? r[t] : (r[t] >> 16) | (r[t + 1u] << 16);                              \
+      hi[t] = even ? r[t + 4u] : (r[t + 4u] >> 16) | (r[t + 5u] << 16);                    \
+    }                                                                                      \
+  }                                                                                        \
+  void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
+    const uint b = (c >> 3) * 210u, h = (c >> 2) & 1u, j = c & 3u;                         \
+    const uint sc = b + 192u + 8u * h + 2u * j;                                            \
+    scale = NAME##_d(c >> 3) * vec2(NAME##_int8(sc), NAME##_int8(sc + 1u));                \
+    offset = 0.0;                                                                          \
+    uvec4 ql_lo, ql_hi, qh_lo, qh_hi;                                                      \
+    NAME##_words8(b + 64u * h + 32u * (j & 1u), ql_lo, ql_hi);                             \
+    NAME##_words8(b + 128u + 32u * h, qh_lo, qh_hi);                                       \
+    [[unroll]] for (uint t = 0u; t < 4u; ++t) {                                            \
+      lo[t] = NAME##_join(j, ql_lo[t], qh_lo[t]);                                          \
+      hi[t] = NAME##_join(j, ql_hi[t], qh_hi[t]);                                          \
+    }                                                                                      \
+  }                                                                                        \
+  DECLARE_K_LOADS(NAME, 32.0)
 
 #endif
