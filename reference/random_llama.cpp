@@ -61,7 +61,11 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
   w.set_string("general.architecture", "llama");
   w.set_string("general.name", "infini random llama");
   // llama.cpp's file types: 0 all f32, 1 mostly f16, 2 mostly Q4_0, 7 mostly Q8_0.
-  const uint32_t file_type = o.dtype == ElementType::F16 ? 1u : o.dtype == ElementType::Q4_0 ? 2u : o.dtype == ElementType::Q8_0 ? 7u : 0u;
+  const uint32_t file_type = o.scheme ? quant_scheme_file_type(*o.scheme)
+                             : o.dtype == ElementType::F16  ? 1u
+                             : o.dtype == ElementType::Q4_0 ? 2u
+                             : o.dtype == ElementType::Q8_0 ? 7u
+                                                            : 0u;
   w.set_u32("general.file_type", file_type);
   w.set_u32("llama.context_length", static_cast<uint32_t>(std::min<int64_t>(o.context_length, UINT32_MAX)));
   w.set_u32("llama.embedding_length", static_cast<uint32_t>(o.embd));
@@ -93,7 +97,9 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
   const double kUniform = std::sqrt(3.0);  // spread of a uniform distribution with std 1
   const double proj_std = kStd / std::sqrt(2.0 * static_cast<double>(o.layers));
   auto matrix = [&](const std::string& name, int64_t in, int64_t out, double std_dev) {
-    w.add_tensor(name, o.dtype, {in, out}, uniform(o.seed, name, in * out, 0.0, std_dev * kUniform));
+    const ElementType type =
+        o.scheme ? quant_type_for(*o.scheme, name, uint64_t(in), o.layers).value_or(ElementType::F32) : o.dtype;
+    w.add_tensor(name, type, {in, out}, uniform(o.seed, name, in * out, 0.0, std_dev * kUniform));
   };
   auto norm = [&](const std::string& name) {
     w.add_tensor(name, ElementType::F32, {o.embd}, uniform(o.seed, name, o.embd, 1.0, 0.05));

@@ -7,9 +7,11 @@
 // a synthetic SentencePiece one (synthetic_vocab.hpp). This header needs only the public API.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 
 #include "infini/attention_options.hpp"
 #include "infini/element_type.hpp"
+#include "infini/quantize.hpp"
 
 namespace infini::model {
 
@@ -22,6 +24,7 @@ struct RandomLlamaOptions {
   int64_t ffn = 172;
   int64_t context_length = 4096;
   ElementType dtype = ElementType::F32;  // of the matrices; norms and gates are always f32
+  std::optional<QuantScheme> scheme;     // when set, the matrices' types come from it (not dtype)
   uint64_t seed = 1;
   bool tied = false;                   // no output.weight: the output reuses token_embd
   bool infini = true;                  // infini.* keys and blk.N.attn_mem_gate tensors

@@ -135,19 +135,25 @@ TEST_CASE_METHOD(GpuTest, "a random GGUF model runs on the device as the referen
 
 TEST_CASE_METHOD(GpuTest, "a quantized model runs as the reference on its dequantized weights, near the f16 model",
                  "[gpu][model][gguf][quant]") {
-  const ElementType type = GENERATE(ElementType::Q8_0, ElementType::Q4_0);
-  // Quantization error of the logits against the f16 model: 8-bit steps of max|x| / 127 per 32
-  // values, or 4-bit steps of max|x| / 8.
-  const double bound = type == ElementType::Q8_0 ? 1e-3 : 5e-2;
+  const QuantScheme scheme = GENERATE(QuantScheme::Q8_0, QuantScheme::Q4_0, QuantScheme::Q4_K_M, QuantScheme::Q5_K_M,
+                                      QuantScheme::Q6_K);
+  // Quantization error of the logits against the f16 model, from the weights' own error (the
+  // logits' NMSE stays within a few times it): 8-bit steps of max|x| / 127 per 32 values; 4-bit
+  // steps of max|x| / 8 (Q4_0) or of a sub-block's range / 15 (Q4_K); 5-bit and 6-bit steps.
+  const double bound = scheme == QuantScheme::Q8_0     ? 1e-3
+                       : scheme == QuantScheme::Q6_K   ? 3e-3
+                       : scheme == QuantScheme::Q5_K_M ? 1.5e-2
+                                                       : 5e-2;
   model::RandomLlamaOptions ro;
   ro.vocab = 300;
-  ro.embd = 64;  // every matrix row (64, 64 and 96 values) whole 32-value blocks
+  ro.embd = 256;  // every matrix row (256 and 512 values) whole 256-value blocks
   ro.heads = 4;
   ro.heads_kv = 2;
-  ro.ffn = 96;
+  ro.ffn = 512;
   ro.segment = 6;
-  auto logits_of = [&](ElementType stored, double* reference_nmse) {
-    ro.dtype = stored;
+  auto logits_of = [&](std::optional<QuantScheme> stored, double* reference_nmse) {
+    ro.scheme = stored;
+    ro.dtype = ElementType::F16;
     const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
     model::GgufFile file(bytes, "random.gguf");
     const model::LlamaWeights weights = model::load_llama(file);
@@ -159,15 +165,15 @@ TEST_CASE_METHOD(GpuTest, "a quantized model runs as the reference on its dequan
     *reference_nmse = err(got, model::LlamaReference(weights, o.infini).prefill(ids));
     return got;
   };
-  double q8_vs_reference = 0, f16_vs_reference = 0;
-  const std::vector<float> q8 = logits_of(type, &q8_vs_reference);
-  const std::vector<float> f16 = logits_of(ElementType::F16, &f16_vs_reference);
-  CHECK(q8_vs_reference <= 1e-5);  // the kernels are exact to float32 on the stored weights
+  double quantized_vs_reference = 0, f16_vs_reference = 0;
+  const std::vector<float> quantized = logits_of(scheme, &quantized_vs_reference);
+  const std::vector<float> f16 = logits_of(std::nullopt, &f16_vs_reference);
+  CHECK(quantized_vs_reference <= 1e-5);  // the kernels are exact to float32 on the stored weights
   CHECK(f16_vs_reference <= 1e-4);
-  const double q8_vs_f16 = nmse(std::span<const float>(q8), std::span<const float>(f16));
-  INFO("logits nmse, " << element_name(type) << " against f16: " << q8_vs_f16);
-  CHECK(q8_vs_f16 <= bound);
-  CHECK(q8_vs_f16 > 0);
+  const double q_vs_f16 = nmse(std::span<const float>(quantized), std::span<const float>(f16));
+  INFO("logits nmse, " << quant_scheme_name(scheme) << " against f16: " << q_vs_f16);
+  CHECK(q_vs_f16 <= bound);
+  CHECK(q_vs_f16 > 0);
 }
 
 }  // namespace

@@ -402,7 +402,7 @@ TEST_CASE("The README's model example runs", "[api][gpu]") {
 
 TEST_CASE("selfcheck passes on the device for every storage pair, quantized ones included", "[api][gpu]") {
   const std::vector<SelfcheckResult> results = selfcheck(context());
-  REQUIRE(results.size() == 12);
+  REQUIRE(results.size() == 18);
   std::set<std::string> pairs;
   for (const SelfcheckResult& r : results) {
     INFO(r.name << ": max error " << r.max_error);
@@ -410,7 +410,8 @@ TEST_CASE("selfcheck passes on the device for every storage pair, quantized ones
     CHECK(r.max_error == 0);
     pairs.insert(r.name.substr(r.name.find(" A ")));
   }
-  CHECK(pairs == std::set<std::string>{" A f32 B f32", " A f32 B f16", " A f16 B f16", " A f32 B q8_0", " A f32 B q4_0"});
+  CHECK(pairs == std::set<std::string>{" A f32 B f32", " A f32 B f16", " A f16 B f16", " A f32 B q8_0", " A f32 B q4_0",
+                                          " A f32 B q4_k", " A f32 B q5_k", " A f32 B q6_k"});
 }
 
 }  // namespace

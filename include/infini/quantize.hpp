@@ -1,24 +1,46 @@
 #pragma once
-// Quantizing a GGUF model file: every weight matrix whose rows are whole blocks of the target type
-// is re-encoded (round to nearest with the format's own scale rule, no importance matrix, as
-// ggml's reference quantizers do); norms, the Infini-attention gates and anything else stay as
-// they are, and every metadata key is copied (general.file_type names the new type).
+// Quantizing a GGUF model file: every weight matrix is re-encoded in the type its scheme gives it
+// (round to nearest with the format's own scale rule, no importance matrix); norms, the
+// Infini-attention gates and anything else stay as they are, and every metadata key is copied
+// (general.file_type names the scheme as llama.cpp numbers it).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include "infini/element_type.hpp"
 
 namespace infini {
 
+// Which type each weight matrix gets:
+//   q8_0, q4_0, q6_k  every matrix in that type;
+//   q4_k_m, q5_k_m    Q4_K or Q5_K, with Q6_K for output.weight and for attn_v and ffn_down in the
+//                     first and last eighth of the layers and every third layer between (the
+//                     mixture llama.cpp calls Q4_K_M and Q5_K_M).
+// A matrix whose rows are not whole 256-value blocks cannot take a K type and gets Q8_0 instead;
+// one whose rows are not whole 32-value blocks keeps its type.
+enum class QuantScheme : uint8_t { Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K };
+
+std::string_view quant_scheme_name(QuantScheme scheme) noexcept;  // "q4_k_m"
+std::optional<QuantScheme> quant_scheme_named(std::string_view name) noexcept;
+// general.file_type of a file in `scheme`, as llama.cpp numbers its file types (Q4_K_M is 15).
+uint32_t quant_scheme_file_type(QuantScheme scheme) noexcept;
+
+// The type `scheme` stores weight matrix `tensor` (GGUF name, rows of `row_length` values) in, for
+// a model of `layers` blocks; nullopt when no block type fits the rows.
+std::optional<ElementType> quant_type_for(QuantScheme scheme, std::string_view tensor, uint64_t row_length,
+                                          int64_t layers) noexcept;
+
 struct QuantizeReport {
   int64_t tensors = 0;          // in the file
-  int64_t quantized = 0;        // re-encoded to the target type
-  int64_t kept_unfit = 0;       // matrices left as they were: rows not whole blocks
+  int64_t quantized = 0;        // re-encoded in a block type
+  int64_t fell_back = 0;        // of those, given Q8_0: rows not whole 256-value blocks
+  int64_t kept_unfit = 0;       // matrices left as they were: rows not whole blocks of 32
   uint64_t bytes_in = 0, bytes_out = 0;  // file sizes
 };
 
 // Reads `in` (any GGUF infini reads), writes `out` atomically. Throws infini::Error, writing
-// nothing, when `in` is not readable, `type` is not a block format, or a weight is not finite.
-QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, ElementType type);
+// nothing, when `in` is not readable or a weight is not finite.
+QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, QuantScheme scheme);
 
 }  // namespace infini

@@ -1,5 +1,7 @@
 #include "infini/quantize.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <string>
 #include <vector>
 
@@ -12,19 +14,20 @@
 namespace infini {
 namespace {
 
-// llama.cpp's general.file_type for a file mostly of `type`.
-uint32_t file_type_of(ElementType type) {
-  switch (type) {
-    case ElementType::F32: return 0;
-    case ElementType::F16: return 1;
-    case ElementType::Q8_0: return 7;
-    case ElementType::Q4_0: return 2;
-    case ElementType::Q4_K: return 15;  // "mostly Q4_K" files are Q4_K_M
-    case ElementType::Q5_K: return 17;
-    case ElementType::Q6_K: return 18;
+// The model's layer count: one more than the largest N of a "blk.N." tensor.
+int64_t layer_count(const model::GgufFile& file) {
+  int64_t layers = 0;
+  for (const model::TensorView& t : file.tensors()) {
+    int64_t n = -1;
+    if (t.name.starts_with("blk.")) std::from_chars(t.name.data() + 4, t.name.data() + t.name.size(), n);
+    layers = std::max(layers, n + 1);
   }
-  return 0;
+  return layers;
 }
+
+// A row length every block type divides: the type a scheme means for a tensor before any
+// fallback.
+constexpr uint64_t kAnyBlockRow = 1u << 20;
 
 // The matrices a model multiplies by: two-dimensional weights (norms are one-dimensional, the
 // Infini gates are not weights of a product).
@@ -34,20 +37,20 @@ bool is_weight_matrix(const model::TensorView& t) {
 
 }  // namespace
 
-QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, ElementType type) {
-  const ElementTraits& target = element_traits(type);
-  if (target.block_elements == 1)
-    throw Error("quantize: " + std::string(target.name) + " is not a quantized type");
+QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, QuantScheme scheme) {
   const model::GgufFile file(in);
+  const int64_t layers = layer_count(file);
   model::GgufWriter writer(uint32_t(file.alignment()));
   for (const model::GgufKeyValue& kv : file.metadata())
     if (kv.key != "general.alignment") writer.set_value(kv.key, kv.value);
-  writer.set_u32("general.file_type", file_type_of(type));
+  writer.set_u32("general.file_type", quant_scheme_file_type(scheme));
   QuantizeReport report;
   for (const model::TensorView& t : file.tensors()) {
     ++report.tensors;
-    const bool fits = t.shape[0] % target.block_elements == 0;
-    if (is_weight_matrix(t) && t.type != type && fits) {
+    const std::optional<ElementType> target =
+        is_weight_matrix(t) ? quant_type_for(scheme, t.name, t.shape[0], layers) : std::nullopt;
+    const ElementType type = target.value_or(t.type);
+    if (target && t.type != type) {
       const std::vector<double> wide = model::widen_all(t);
       const std::vector<float> values(wide.begin(), wide.end());
       try {
@@ -56,8 +59,9 @@ QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesy
         throw Error("quantize: tensor '" + t.name + "': " + e.what());
       }
       ++report.quantized;
+      if (type != quant_type_for(scheme, t.name, kAnyBlockRow, layers)) ++report.fell_back;
     } else {
-      if (is_weight_matrix(t) && !fits) ++report.kept_unfit;
+      if (is_weight_matrix(t) && !target) ++report.kept_unfit;
       writer.add_tensor(t.name, t.type, t.shape, std::vector<std::byte>(t.data.begin(), t.data.end()));
     }
   }

@@ -2,12 +2,16 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 
 #include "api/context_access.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matmul.hpp"
+#include "util/block_codec.hpp"
+#include "util/half.hpp"
 #include "vk/command_stream.hpp"
+#include "vk/transfer.hpp"
 
 namespace infini {
 namespace {
@@ -17,21 +21,55 @@ struct MatmulCase {
   ElementType a, b;
 };
 
-// C = A B^T on the device for integer-valued A [m][k] and B [n][k] in -4..4 (and one value of
-// 127 or -8 per block of a quantized B): every product and partial sum is an integer below 2^24,
-// exact in f16 and block storage and in f32 arithmetic in any order.
+// K-format blocks of random quants, scales and mins whose super-block scales d (and dmin) are 1,
+// so every value is an integer of magnitude at most 2^11: a 6-bit scale times a 5-bit quant less
+// a 6-bit min (Q4_K, Q5_K), or an int8 scale narrowed to -64..63 times q - 32 (Q6_K).
+std::vector<std::byte> integer_k_blocks(ElementType type, size_t blocks, std::mt19937& rng) {
+  const ElementTraits& t = element_traits(type);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<std::byte> bytes(blocks * t.block_bytes);
+  for (std::byte& b : bytes) b = std::byte(uint8_t(byte(rng)));
+  const uint16_t one = float_to_half(1.0f);
+  for (size_t i = 0; i < blocks; ++i) {
+    std::byte* block = bytes.data() + i * t.block_bytes;
+    if (type == ElementType::Q6_K) {
+      for (size_t s = 0; s < 16; ++s) block[192 + s] = std::byte(uint8_t(int8_t(int(block[192 + s]) % 128 - 64)));
+      std::memcpy(block + 208, &one, 2);
+    } else {
+      std::memcpy(block, &one, 2);
+      std::memcpy(block + 2, &one, 2);
+    }
+  }
+  return bytes;
+}
+
+// C = A B^T on the device for integer-valued A [m][k] in -4..4 and B [n][k]: B in -4..4 (and one
+// value of 127 or -8 per block of Q8_0 or Q4_0), or integer K-format blocks. Every product and
+// partial sum is an integer below 2^24, exact in f16 and block storage and in f32 arithmetic in
+// any order.
 SelfcheckResult check_matmul(vk::Device& device, const MatmulCase& c, std::mt19937& rng) {
   std::uniform_int_distribution<int> value(-4, 4);
   std::vector<float> a(size_t(c.m) * c.k), b(size_t(c.n) * c.k);
   for (float& v : a) v = float(value(rng));
   for (float& v : b) v = float(value(rng));
-  // Block formats: one value per block fixes the block's scale at exactly 1 (Q8_0 maps max|x| to
+  // Q8_0, Q4_0: one value per block fixes the block's scale at exactly 1 (Q8_0 maps max|x| to
   // 127, Q4_0 the largest magnitude to -8), so every value is stored exactly.
   const ElementTraits& bt = element_traits(c.b);
-  if (bt.block_elements > 1)
+  const bool k_format = bt.block_elements == 256;
+  if (bt.block_elements > 1 && !k_format)
     for (size_t i = 0; i < b.size(); i += bt.block_elements) b[i] = c.b == ElementType::Q8_0 ? 127.0f : -8.0f;
   vk::Buffer da = ops::upload_tensor(device, a, c.a, "selfcheck A");
-  vk::Buffer db = ops::upload_tensor(device, b, c.b, "selfcheck B");
+  auto upload_b = [&] {
+    if (!k_format) return ops::upload_tensor(device, b, c.b, "selfcheck B");
+    const std::vector<std::byte> blocks = integer_k_blocks(c.b, b.size() / 256, rng);
+    std::vector<double> exact(b.size());
+    decode_blocks(c.b, blocks, 0, b.size(), exact.data());
+    for (size_t i = 0; i < b.size(); ++i) b[i] = float(exact[i]);
+    vk::Buffer buffer(device, (blocks.size() + 3) / 4 * 4, vk::MemoryUse::DeviceLocal, "selfcheck B");
+    vk::upload(buffer, 0, blocks.data(), blocks.size());
+    return buffer;
+  };
+  vk::Buffer db = upload_b();
   vk::Buffer dc(device, size_t(c.m) * c.n * 4, vk::MemoryUse::DeviceLocal, "selfcheck C");
   ops::Matmul matmul(device, c.a, c.b);
   vk::CommandStream stream(device);
@@ -63,7 +101,9 @@ std::vector<SelfcheckResult> selfcheck(Context& context) {
   const MatmulCase cases[] = {{1, 1, 1, F32, F32},       {1, 77, 129, F32, F16},    {17, 33, 65, F32, F32},
                               {127, 255, 511, F32, F32}, {17, 33, 65, F32, F16},    {127, 255, 511, F16, F16},
                               {1, 77, 128, F32, Q8_0},   {17, 33, 96, F32, Q8_0},   {127, 255, 512, F32, Q8_0},
-                              {1, 77, 128, F32, Q4_0},   {17, 33, 96, F32, Q4_0},   {127, 255, 512, F32, Q4_0}};
+                              {1, 77, 128, F32, Q4_0},   {17, 33, 96, F32, Q4_0},   {127, 255, 512, F32, Q4_0},
+                              {1, 77, 256, F32, Q4_K},   {17, 33, 768, F32, Q4_K},  {1, 77, 256, F32, Q5_K},
+                              {17, 33, 768, F32, Q5_K},  {1, 77, 256, F32, Q6_K},   {17, 33, 768, F32, Q6_K}};
   std::mt19937 rng(1234);
   std::vector<SelfcheckResult> results;
   for (const MatmulCase& c : cases) results.push_back(check_matmul(device, c, rng));

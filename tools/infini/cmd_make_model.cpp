@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "command.hpp"
@@ -17,15 +18,18 @@ struct MakeModelArgs {
   std::string out;
   model::RandomLlamaOptions options;
   bool no_infini = false;
+  std::string dtype = "f32";
 };
 
 int run_make_model(MakeModelArgs& args) {
   args.options.infini = !args.no_infini;
+  if (const std::optional<QuantScheme> scheme = quant_scheme_named(args.dtype)) args.options.scheme = scheme;
+  else args.options.dtype = *element_type_from_name(args.dtype);  // the option's check admits f32 and f16 only
   const model::RandomModelFile file = model::write_random_llama(args.options, args.out);
   const model::RandomLlamaOptions& o = args.options;
   std::printf("%s: %" PRIu64 " bytes, %" PRIu64 " parameters (%s, vocab %" PRId64 ", embd %" PRId64 ", %" PRId64
               " layers, %" PRId64 "/%" PRId64 " heads, ffn %" PRId64 "%s%s)\n",
-              args.out.c_str(), file.bytes, file.parameters, element_name(o.dtype).data(), o.vocab, o.embd,
+              args.out.c_str(), file.bytes, file.parameters, args.dtype.c_str(), o.vocab, o.embd,
               o.layers, o.heads, o.heads_kv, o.ffn, o.tied ? ", tied output" : "", o.infini ? ", infini" : "");
   return 0;
 }
@@ -43,9 +47,10 @@ const RegisterCommand registration{
       app.add_option("--kv-heads", o.heads_kv, "Key/value heads (divides --heads)")->capture_default_str();
       app.add_option("--ffn", o.ffn, "Feed-forward width")->capture_default_str();
       app.add_option("--context", o.context_length, "llama.context_length (informational)")->capture_default_str();
-      const std::map<std::string, ElementType> dtypes{{"f32", ElementType::F32}, {"f16", ElementType::F16}, {"q8_0", ElementType::Q8_0}, {"q4_0", ElementType::Q4_0}};
-      app.add_option("--dtype", o.dtype, "Matrix storage type: f32|f16|q8_0|q4_0 (norms and gates stay f32; default f32)")
-          ->transform(CLI::CheckedTransformer(dtypes));
+      app.add_option("--dtype", args->dtype,
+                     "Matrix storage: f32|f16, or a quantization scheme q8_0|q4_0|q4_k_m|q5_k_m|q6_k (see infini quantize; "
+                     "norms and gates stay f32; default f32)")
+          ->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0", "q4_k_m", "q5_k_m", "q6_k"}));
       app.add_option("--seed", o.seed, "PRNG seed (same seed, same file)")->capture_default_str();
       app.add_flag("--tied", o.tied, "No output.weight: the output projection reuses token_embd");
       app.add_option("--segment", o.segment, "infini.segment_length")->capture_default_str();

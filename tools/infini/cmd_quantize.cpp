@@ -14,15 +14,15 @@ namespace {
 
 struct QuantizeArgs {
   std::string in, out;
-  ElementType type = ElementType::Q8_0;
+  QuantScheme scheme = QuantScheme::Q8_0;
 };
 
 int run_quantize(QuantizeArgs& args) {
-  const QuantizeReport r = quantize_model(args.in, args.out, args.type);
-  std::printf("%s: %" PRId64 " of %" PRId64 " tensors in %s (%" PRId64 " matrices kept: rows not whole blocks), %" PRIu64
-              " -> %" PRIu64 " bytes\n",
-              args.out.c_str(), r.quantized, r.tensors, element_name(args.type).data(), r.kept_unfit, r.bytes_in,
-              r.bytes_out);
+  const QuantizeReport r = quantize_model(args.in, args.out, args.scheme);
+  std::printf("%s: %" PRId64 " of %" PRId64 " tensors quantized as %s (%" PRId64 " in q8_0: rows not whole 256-value blocks; %" PRId64
+              " matrices kept: rows not whole blocks), %" PRIu64 " -> %" PRIu64 " bytes\n",
+              args.out.c_str(), r.quantized, r.tensors, quant_scheme_name(args.scheme).data(), r.fell_back, r.kept_unfit,
+              r.bytes_in, r.bytes_out);
   return 0;
 }
 
@@ -32,8 +32,14 @@ const RegisterCommand registration{
       auto args = std::make_shared<QuantizeArgs>();
       app.add_option("in", args->in, "Input .gguf file")->required();
       app.add_option("out", args->out, "Output .gguf file (written atomically)")->required();
-      const std::map<std::string, ElementType> types{{"q8_0", ElementType::Q8_0}, {"q4_0", ElementType::Q4_0}};
-      app.add_option("--type", args->type, "Target type: q8_0|q4_0")->required()->transform(CLI::CheckedTransformer(types));
+      std::map<std::string, QuantScheme> schemes;
+      for (QuantScheme s : {QuantScheme::Q8_0, QuantScheme::Q4_0, QuantScheme::Q4_K_M, QuantScheme::Q5_K_M, QuantScheme::Q6_K})
+        schemes.emplace(std::string(quant_scheme_name(s)), s);
+      app.add_option("--type", args->scheme,
+                     "Scheme: q8_0|q4_0|q6_k (every matrix), q4_k_m|q5_k_m (Q4_K/Q5_K with Q6_K for the output and "
+                     "some attn_v/ffn_down)")
+          ->required()
+          ->transform(CLI::CheckedTransformer(schemes));
       return [args] { return run_quantize(*args); };
     }};
 
