@@ -127,7 +127,7 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
 // ggml's K formats hold super-blocks of 256 values; each format below declares
 //   NAME_qword(i)              the raw quants of values i..i+3 (i a multiple of 4) as four bytes,
 //   NAME_sub(i, scale, offset) the scale and offset of value i's sub-block,
-//   NAME_chunk(c, ...)         as for Q8_0, chunk c being values 32c..32c+31,
+//   NAME_chunk, NAME_step      as for Q8_0, chunk c being values 32c..32c+31,
 // and DECLARE_K_LOADS builds the other loads from them: value = scale * (q - BIAS) - offset.
 vec4 bytes4(uint w) { return vec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24); }
 
@@ -164,8 +164,7 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
     NAME##_sub(i, scale, offset);                                                          \
     lo = scale * (bytes4(NAME##_qword(i)) - BIAS) - offset;                                \
     hi = scale * (bytes4(NAME##_qword(i + 4u)) - BIAS) - offset;                           \
-  }                                                                                        \
-  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) { return bytes4(t < 4u ? lo[t & 3u] : hi[t & 3u]) - BIAS; }
+  }
 
 // Q4_K: f16 d and dmin (word 0), scales (words 1-3), 128 bytes of nibbles (words 4-35): values
 // 32s + l of sub-blocks s = 2j, 2j + 1 are the low and high nibbles of byte 32j + l. Q5_K (44
@@ -173,15 +172,19 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
 // the fifth bit (16) of value 32s + l. Both block sizes are whole words.
 #define DECLARE_Q45_K_INPUT(BINDING, NAME, WORDS, FIVE)                                    \
   layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; };  \
-  void NAME##_scale_min(uint block, uint s, out float scale, out float offset) {           \
-    const uint w = block * WORDS;                                                          \
-    const vec2 dm = unpackHalf2x16(NAME##_data[w]);                                        \
+  /* The same buffer as 16-byte groups: both block sizes are whole groups (9 and 11), so a block's \
+     header (d, dmin, scales) and each run of 8 quant words are two or one aligned loads. */ \
+  layout(std430, binding = BINDING) readonly buffer NAME##Buffer4 { uvec4 NAME##_data4[]; }; \
+  void NAME##_scale_min(uvec4 header, uint s, out float scale, out float offset) {         \
+    const vec2 dm = unpackHalf2x16(header.x);                                              \
     uint sc, mn;                                                                           \
-    k_scale_min(uvec3(NAME##_data[w + 1u], NAME##_data[w + 2u], NAME##_data[w + 3u]), s, sc, mn); \
+    k_scale_min(header.yzw, s, sc, mn);                                                    \
     scale = dm.x * float(sc);                                                              \
     offset = dm.y * float(mn);                                                             \
   }                                                                                        \
-  void NAME##_sub(uint i, out float scale, out float offset) { NAME##_scale_min(i >> 8, (i >> 5) & 7u, scale, offset); } \
+  void NAME##_sub(uint i, out float scale, out float offset) {                             \
+    NAME##_scale_min(NAME##_data4[(i >> 8) * (WORDS / 4u)], (i >> 5) & 7u, scale, offset); \
+  }                                                                                        \
   uint NAME##_join(uint s, uint ql, uint qh) {                                             \
     const uint low = (ql >> ((s & 1u) * 4u)) & 0x0f0f0f0fu;                                \
     return FIVE ? low | ((qh >> s) & 0x01010101u) << 4 : low;                              \
@@ -191,15 +194,33 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
     const uint ql = NAME##_data[w + (FIVE ? 12u : 4u) + 8u * (s >> 1) + l4];               \
     return NAME##_join(s, ql, FIVE ? NAME##_data[w + 4u + l4] : 0u);                       \
   }                                                                                        \
+  /* A chunk packed as Q4_0 packs a block, so it stays in few registers: word t of lo holds the \
+     quants of step t in its low nibbles and of step t + 4 in its high ones; hi.x holds Q5_K's 32 \
+     fifth bits, bit 4t + e for value 4t + e. */                                           \
   void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
-    const uint w = (c >> 3) * WORDS, s = c & 7u, q = w + (FIVE ? 12u : 4u) + 8u * (s >> 1); \
+    const uint g = (c >> 3) * (WORDS / 4u), s = c & 7u, q = g + (FIVE ? 3u : 1u) + 2u * (s >> 1); \
     float sc;                                                                              \
-    NAME##_scale_min(c >> 3, s, sc, offset);                                               \
+    NAME##_scale_min(NAME##_data4[g], s, sc, offset);                                      \
     scale = vec2(sc);                                                                      \
-    [[unroll]] for (uint t = 0u; t < 4u; ++t) {                                            \
-      lo[t] = NAME##_join(s, NAME##_data[q + t], FIVE ? NAME##_data[w + 4u + t] : 0u);     \
-      hi[t] = NAME##_join(s, NAME##_data[q + 4u + t], FIVE ? NAME##_data[w + 8u + t] : 0u); \
+    const uint shift = (s & 1u) * 4u;                                                      \
+    const uvec4 ql_lo = NAME##_data4[q], ql_hi = NAME##_data4[q + 1u];                     \
+    lo = ((ql_lo >> shift) & 0x0f0f0f0fu) | ((ql_hi >> shift) & 0x0f0f0f0fu) << 4;         \
+    hi = uvec4(0u);                                                                        \
+    if (FIVE) {                                                                            \
+      const uvec4 h_lo = (NAME##_data4[g + 1u] >> s) & 0x01010101u, h_hi = (NAME##_data4[g + 2u] >> s) & 0x01010101u; \
+      [[unroll]] for (uint t = 0u; t < 4u; ++t) {                                          \
+        hi.x |= ((h_lo[t] * 0x10204080u) >> 28) << (4u * t);                               \
+        hi.x |= ((h_hi[t] * 0x10204080u) >> 28) << (4u * t + 16u);                         \
+      }                                                                                    \
     }                                                                                      \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
+    uint q = (lo[t & 3u] >> (4u * (t >> 2))) & 0x0f0f0f0fu;                                \
+    if (FIVE) {                                                                            \
+      const uint f = (hi.x >> (4u * t)) & 15u;                                             \
+      q |= ((f & 1u) | (f & 2u) << 7 | (f & 4u) << 14 | (f & 8u) << 21) << 4;              \
+    }                                                                                      \
+    return bytes4(q);                                                                      \
   }                                                                                        \
   DECLARE_K_LOADS(NAME, 0.0)
 
@@ -239,6 +260,8 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
       hi[t] = even ? r[t + 4u] : (r[t + 4u] >> 16) | (r[t + 5u] << 16);                    \
     }                                                                                      \
   }                                                                                        \
+  /* Packed to stay in few registers: word t of lo holds the low nibbles of step t (low) and \
+     t + 4 (high); hi.x and hi.y hold the top bit pairs of steps 0, 1, 4, 5 and 2, 3, 6, 7. */ \
   void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
     const uint b = (c >> 3) * 210u, h = (c >> 2) & 1u, j = c & 3u;                         \
     const uint sc = b + 192u + 8u * h + 2u * j;                                            \
@@ -247,10 +270,15 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
     uvec4 ql_lo, ql_hi, qh_lo, qh_hi;                                                      \
     NAME##_words8(b + 64u * h + 32u * (j & 1u), ql_lo, ql_hi);                             \
     NAME##_words8(b + 128u + 32u * h, qh_lo, qh_hi);                                       \
-    [[unroll]] for (uint t = 0u; t < 4u; ++t) {                                            \
-      lo[t] = NAME##_join(j, ql_lo[t], qh_lo[t]);                                          \
-      hi[t] = NAME##_join(j, ql_hi[t], qh_hi[t]);                                          \
-    }                                                                                      \
+    const uint shift = (j >> 1) * 4u;                                                      \
+    lo = ((ql_lo >> shift) & 0x0f0f0f0fu) | ((ql_hi >> shift) & 0x0f0f0f0fu) << 4;         \
+    const uvec4 pairs = ((qh_lo >> (2u * j)) & 0x03030303u) | ((qh_hi >> (2u * j)) & 0x03030303u) << 2; \
+    hi = uvec4(pairs.x | pairs.y << 4, pairs.z | pairs.w << 4, 0u, 0u);                    \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
+    const uint low = (lo[t & 3u] >> (4u * (t >> 2))) & 0x0f0f0f0fu;                        \
+    const uint top = (hi[(t & 3u) >> 1] >> (4u * (t & 1u) + 2u * (t >> 2))) & 0x03030303u; \
+    return bytes4(low | top << 4) - 32.0;                                                  \
   }                                                                                        \
   DECLARE_K_LOADS(NAME, 32.0)
 

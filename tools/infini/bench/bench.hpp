@@ -29,6 +29,7 @@ struct BenchOptions {
   int heads_q = 16, heads_kv = 4, head_dim = 128;
   // model: a GGUF file; prefill and decode counts; streams of these lengths (memory on).
   std::string model;
+  std::string reference_model;  // model: logits of the same prompt compared with this file's (NMSE)
   int64_t prefill = 512, decode = 128;
   std::vector<int64_t> stream_tokens;
   bool interleave = false;  // model: also compare late-stream segments with fresh-stream ones, alternating

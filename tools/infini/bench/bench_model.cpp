@@ -16,6 +16,7 @@
 #include "model/layer_stage.hpp"
 #include "model/llama_runner.hpp"
 #include "model_options.hpp"
+#include "util/nmse.hpp"
 #include "vk/device.hpp"
 
 namespace infini::cli {
@@ -110,6 +111,20 @@ void bench_model(BenchRun& run) {
   record["weight_bytes_per_token"] = weight_bytes;
   record["repeats"] = o.repeat;
   record["model_peak_device_bytes"] = peak() - baseline;
+  if (!o.reference_model.empty()) {
+    // Every row of logits of one prompt, from the model and from the reference file on the same
+    // devices: how far quantization moved the model.
+    runner.reset();
+    const std::vector<int32_t> prompt = random_tokens(o.prefill);
+    const std::vector<float> got = runner.forward(prompt, true);
+    const BenchModel ref = load_bench_model(o, "model", o.reference_model);
+    if (ref.weights.config.vocab != c.vocab || ref.weights.config.embd != c.embd || ref.weights.config.layers != c.layers)
+      throw Error("--reference-model " + o.reference_model + " is not the shape of " + o.model);
+    model::LlamaRunner ref_runner(run.devices, ref.weights, ro, split);
+    const std::vector<float> want = ref_runner.forward(prompt, true);
+    record["reference_model"] = o.reference_model;
+    record["logit_nmse_vs_reference"] = nmse(std::span<const float>(got), std::span<const float>(want));
+  }
   run.emit(record);
 
   for (const int64_t tokens : o.stream_tokens) {

@@ -17,7 +17,8 @@ struct BenchModel {
   model::RunnerOptions options;
 };
 
-// Throws a one-line error naming `workload` when no --model was given.
-BenchModel load_bench_model(const BenchOptions& o, const std::string& workload);
+// Throws a one-line error naming `workload` when no --model was given. `path` replaces --model
+// (the model workload's --reference-model).
+BenchModel load_bench_model(const BenchOptions& o, const std::string& workload, const std::string& path = {});
 
 }  // namespace infini::cli

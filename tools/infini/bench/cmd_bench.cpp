@@ -81,8 +81,8 @@ struct Args {
 int run_bench(Args& args) {
   args.options.dtypes = split_list(args.dtypes);
   for (const auto& d : args.options.dtypes)
-    if (d != "f32" && d != "f16" && d != "f32-f16" && d != "f32-q8_0" && d != "f32-q4_0")
-      throw Error("--dtype takes f32, f16, f32-f16, f32-q8_0 and/or f32-q4_0, not '" + d + "'");
+    if (d != "f32" && d != "f16" && !(d.starts_with("f32-") && d != "f32-f32" && element_type_from_name(d.substr(4))))
+      throw Error("--dtype takes f32, f16 and/or f32-TYPE for weights of TYPE f16, q8_0, q4_0, q4_k, q5_k or q6_k, not '" + d + "'");
   args.options.matmul_kernels.clear();
   for (const auto& name : split_list(args.matmul_kernels)) {
     const auto kernel = ops::matmul_kernel_named(name);
@@ -125,7 +125,7 @@ const RegisterCommand registration{
       app.add_option("--m", args->options.m, "matmul rows of A and C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
-      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-q8_0, f32-q4_0 (quantized weights)")
+      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-q8_0, f32-q4_0, f32-q4_k, f32-q5_k, f32-q6_k (quantized weights)")
           ->capture_default_str();
       app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, registers, lanes, vector, vector-shared")
           ->capture_default_str();
@@ -136,6 +136,9 @@ const RegisterCommand registration{
       app.add_option("--kv-heads", args->options.heads_kv, "attention: key/value heads")->check(CLI::Range(1, 1024))->capture_default_str();
       app.add_option("--head-dim", args->options.head_dim, "attention: head dim")->check(CLI::Range(1, 256))->capture_default_str();
       app.add_option("--model", args->options.model, "model: GGUF file (see infini make-model)");
+      app.add_option("--reference-model", args->options.reference_model,
+                     "model: a GGUF file of the same shape (the f16 model a quantized one came from) whose logits for the "
+                     "same prompt the model's are compared with (logit_nmse_vs_reference)");
       app.add_option("--prefill", args->options.prefill, "model: prompt tokens to prefill")
           ->check(CLI::Range(int64_t(1), kMaxSegment))->capture_default_str();
       app.add_option("--decode", args->options.decode, "model: tokens to decode one at a time")
