@@ -19,6 +19,7 @@
 #include "model/gguf_file.hpp"
 #include "model/gguf_writer.hpp"
 #include "model/llama_loader.hpp"
+#include "model/weight_scan.hpp"
 #include "reference/random_llama.hpp"
 #include "reference/synthetic_vocab.hpp"
 #include "util/half.hpp"
@@ -276,7 +277,7 @@ TEST_CASE("gguf: hostile and corrupted files are rejected with the reason", "[gg
       {"dimension 2^63", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 63); }, "has dimension 9223372036854775808, too large"},
       {"element count overflow", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 32); poke<uint64_t>(b, info_a + 12, 1ull << 32); }, "element count of tensor 'tensor.a' with shape [4294967296, 4294967296] overflows"},
       {"byte size overflow", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 31); poke<uint64_t>(b, info_a + 12, 1ull << 31); }, "byte size of tensor 'tensor.a'"},
-      {"unknown ggml type", [&](Bytes& b) { poke<uint32_t>(b, info_a + 20, 12); }, "tensor 'tensor.a' has ggml type 12, which infini does not read (f32=0, f16=1, q8_0=8, q4_0=2)"},
+      {"unknown ggml type", [&](Bytes& b) { poke<uint32_t>(b, info_a + 20, 11); }, "tensor 'tensor.a' has ggml type 11, which infini does not read (f32=0, f16=1, q8_0=8, q4_0=2, q4_k=12, q5_k=13, q6_k=14)"},
       {"data past EOF", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, 1ull << 20); }, "tensor 'tensor.b' ([8] f16, 16 bytes at offset 1048576) runs past the end of the file"},
       {"offset near 2^64", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, ~0ull - 31); }, "runs past the end of the file"},
       {"overlapping tensors", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, 0); }, "tensors 'tensor.a' and 'tensor.b' overlap"},
@@ -553,6 +554,36 @@ TEST_CASE("gguf: Q8_0 models load; NaN scales and rows of partial blocks are ref
   Bytes odd = w.to_bytes();
   poke<uint64_t>(odd, after_string(odd, "odd") + 4, 48);
   require_rejected(odd, "tensor 'odd' has rows of 48 values, not a multiple of the q8_0 block of 32");
+}
+
+TEST_CASE("gguf: K-format tensors whose d or dmin is not finite, or whose rows are partial blocks, are refused",
+          "[gguf][quant]") {
+  for (const ElementType type : {ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K}) {
+    INFO(element_name(type));
+    GgufWriter w;
+    w.add_tensor("k", type, {512, 2}, std::vector<float>(1024, 0.25f));
+    const Bytes bytes = w.to_bytes();
+    std::size_t at = 0;
+    {
+      const GgufFile clean(bytes, "K.gguf");
+      CHECK(clean.tensor("k").data.size() == 4 * element_traits(type).block_bytes);
+      CHECK(count_non_finite(clean.tensor("k")).count == 0);
+      at = static_cast<std::size_t>(clean.tensor("k").data.data() - clean.bytes().data());
+    }
+    // Block 2's d (Q6_K keeps it at byte 208) and, for Q4_K/Q5_K, its dmin (byte 2).
+    const std::size_t block = at + 2 * element_traits(type).block_bytes;
+    for (const std::size_t field : type == ElementType::Q6_K ? std::vector<std::size_t>{208} : std::vector<std::size_t>{0, 2}) {
+      Bytes bad = bytes;
+      poke<uint16_t>(bad, block + field, 0x7c00);  // +inf
+      const GgufFile f(bad, "K.gguf");
+      CHECK_THROWS_WITH(count_non_finite(f.tensor("k")),
+                        "tensor 'k': the scale of " + std::string(element_name(type)) + " block 2 is NaN or infinite");
+    }
+    Bytes odd = bytes;
+    poke<uint64_t>(odd, after_string(odd, "k") + 4, 288);
+    require_rejected(odd, "tensor 'k' has rows of 288 values, not a multiple of the " + std::string(element_name(type)) +
+                              " block of 256");
+  }
 }
 
 TEST_CASE("gguf: the synthetic vocabulary is unique and grows by extension", "[gguf]") {
