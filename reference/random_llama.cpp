@@ -3,11 +3,14 @@
 #include "reference/random_llama.hpp"
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "infini/error.hpp"
+#include "reference/synthetic_bpe_vocab.hpp"
 #include "reference/synthetic_vocab.hpp"
+#include "text/pre_tokenizer.hpp"
 
 namespace infini::model {
 
@@ -82,15 +85,30 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
     w.set_string("infini.first_segment", o.first_segment == FirstSegment::Local ? "local" : "mix");
   }
 
-  const SyntheticVocab vocab = synthetic_spm_vocab(o.vocab);
-  w.set_string("tokenizer.ggml.model", "llama");
-  w.set_string_array("tokenizer.ggml.tokens", vocab.tokens);
-  w.set_f32_array("tokenizer.ggml.scores", vocab.scores);
-  w.set_i32_array("tokenizer.ggml.token_type", vocab.types);
-  w.set_u32("tokenizer.ggml.unknown_token_id", 0);
-  w.set_u32("tokenizer.ggml.bos_token_id", 1);
-  w.set_u32("tokenizer.ggml.eos_token_id", 2);
-  w.set_bool("tokenizer.ggml.add_bos_token", true);
+  if (o.tokenizer == "gpt2") {
+    const std::optional<text::PreTokenizer> pre = text::pre_tokenizer_named(o.pre);
+    check(pre.has_value(), "pre-tokenizer '" + o.pre + "' is not one infini knows");
+    const SyntheticBpeVocab vocab = synthetic_bpe_vocab(o.vocab, *pre);
+    w.set_string("tokenizer.ggml.model", "gpt2");
+    w.set_string("tokenizer.ggml.pre", o.pre);
+    w.set_string_array("tokenizer.ggml.tokens", vocab.tokens);
+    w.set_i32_array("tokenizer.ggml.token_type", vocab.types);
+    w.set_string_array("tokenizer.ggml.merges", vocab.merges);
+    w.set_u32("tokenizer.ggml.bos_token_id", uint32_t(vocab.bos));
+    w.set_u32("tokenizer.ggml.eos_token_id", uint32_t(vocab.eos));
+    w.set_bool("tokenizer.ggml.add_bos_token", text::adds_bos_by_default(*pre));
+  } else {
+    check(o.tokenizer == "spm", "tokenizer '" + o.tokenizer + "' is not spm or gpt2");
+    const SyntheticVocab vocab = synthetic_spm_vocab(o.vocab);
+    w.set_string("tokenizer.ggml.model", "llama");
+    w.set_string_array("tokenizer.ggml.tokens", vocab.tokens);
+    w.set_f32_array("tokenizer.ggml.scores", vocab.scores);
+    w.set_i32_array("tokenizer.ggml.token_type", vocab.types);
+    w.set_u32("tokenizer.ggml.unknown_token_id", 0);
+    w.set_u32("tokenizer.ggml.bos_token_id", 1);
+    w.set_u32("tokenizer.ggml.eos_token_id", 2);
+    w.set_bool("tokenizer.ggml.add_bos_token", true);
+  }
   w.set_bool("tokenizer.ggml.add_eos_token", false);
 
   constexpr double kStd = 0.02;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "infini/attention_options.hpp"
 #include "infini/element_type.hpp"
@@ -25,6 +26,8 @@ struct RandomLlamaOptions {
   int64_t context_length = 4096;
   ElementType dtype = ElementType::F32;  // of the matrices; norms and gates are always f32
   std::optional<QuantScheme> scheme;     // when set, the matrices' types come from it (not dtype)
+  std::string tokenizer = "spm";         // "spm" (SentencePiece) or "gpt2" (byte-level BPE, vocab >= 260)
+  std::string pre = "llama-bpe";         // tokenizer.ggml.pre of a gpt2 vocabulary
   uint64_t seed = 1;
   bool tied = false;                   // no output.weight: the output reuses token_embd
   bool infini = true;                  // infini.* keys and blk.N.attn_mem_gate tensors

@@ -32,10 +32,23 @@ ModelInfo describe(const model::LlamaWeights& w, const model::RunnerOptions& o, 
 model::LlamaWeights load(const model::GgufFile& file, std::vector<std::string>& warnings) {
   model::LlamaWeights w = model::load_llama(file, warnings);
   model::check_llama_weights(w);
-  if (!w.vocab.model.empty() && w.vocab.model != "llama")
-    warnings.push_back(file.name() + ": tokenizer.ggml.model is '" + w.vocab.model +
-                       "'; tokenize() applies the llama (SentencePiece) rules");
   return w;
+}
+
+// The file's tokenizer; a vocabulary kind infini does not know leaves the model usable on token
+// ids, with a warning.
+std::unique_ptr<const model::Tokenizer> tokenizer_for(const model::GgufFile& file, const model::Vocabulary& v,
+                                                      std::vector<std::string>& warnings) {
+  if (!v.model.empty() && v.model != "llama" && v.model != "gpt2") {
+    warnings.push_back(file.name() + ": tokenizer.ggml.model is '" + v.model +
+                       "', which infini does not tokenize; the model runs on token ids only");
+    return nullptr;
+  }
+  try {
+    return model::make_tokenizer(v);
+  } catch (const Error& e) {
+    throw Error(file.name() + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -61,7 +74,7 @@ Model::Impl::Impl(Context& c, const std::filesystem::path& path, const ModelOpti
       weights(load(*file, warnings)),
       runner(resolve(weights.config, options, file->name())),
       info(describe(weights, runner, file->name())),
-      tokenizer(weights.vocab) {
+      tokenizer(tokenizer_for(*file, weights.vocab, warnings)) {
   // Without shares the split is made per session, from the memory free when it uploads.
   if (!options.split.empty())
     layers_per_device = context.layers_per_device(weights.config.layers, options.split);
@@ -79,12 +92,18 @@ Model& Model::operator=(Model&&) noexcept = default;
 const ModelInfo& Model::info() const noexcept { return impl_->info; }
 const std::vector<std::string>& Model::warnings() const noexcept { return impl_->warnings; }
 
-std::vector<int32_t> Model::tokenize(std::string_view text, bool add_bos) const {
-  return impl_->tokenizer.encode(text, add_bos);
+const model::Tokenizer& Model::Impl::tokens() const {
+  if (!tokenizer)
+    throw Error(file->name() + ": tokenizer.ggml.model '" + weights.vocab.model + "' is not a vocabulary infini tokenizes");
+  return *tokenizer;
 }
 
-std::string Model::detokenize(std::span<const int32_t> tokens) const { return impl_->tokenizer.decode(tokens); }
+std::vector<int32_t> Model::tokenize(std::string_view text, bool add_bos) const {
+  return impl_->tokens().encode(text, add_bos);
+}
 
-std::string Model::piece(int32_t token) const { return impl_->tokenizer.piece(token); }
+std::string Model::detokenize(std::span<const int32_t> tokens) const { return impl_->tokens().decode(tokens); }
+
+std::string Model::piece(int32_t token) const { return impl_->tokens().piece(token); }
 
 }  // namespace infini

@@ -9,7 +9,7 @@
 #include "model/gguf_file.hpp"
 #include "model/llama_runner.hpp"
 #include "model/llama_weights.hpp"
-#include "model/spm_tokenizer.hpp"
+#include "model/tokenizer.hpp"
 
 namespace infini {
 
@@ -21,7 +21,9 @@ struct Model::Impl {
   model::RunnerOptions runner;
   std::vector<int64_t> layers_per_device;  // empty: by device memory, when a session uploads
   ModelInfo info;
-  model::SpmTokenizer tokenizer;
+  std::unique_ptr<const model::Tokenizer> tokenizer;  // null: a vocabulary kind infini does not tokenize
+
+  const model::Tokenizer& tokens() const;  // throws (one line) when tokenizer is null
 
   Impl(Context& context, const std::filesystem::path& path, const ModelOptions& options);
 };

@@ -108,7 +108,7 @@ std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions
   if (!impl_->fed)
     throw Error("session: nothing to generate from; feed at least one token first (after reset or restore too)");
   model::Sampler sampler({options.temperature, options.top_k, options.top_p, options.seed});
-  const model::SpmTokenizer& tokenizer = impl_->model->tokenizer;
+  const model::Tokenizer& tokenizer = impl_->model->tokens();
   std::vector<int32_t> out;
   while (int64_t(out.size()) < max_tokens) {
     const int32_t next = impl_->sample(sampler);

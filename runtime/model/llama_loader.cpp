@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <optional>
+#include <limits>
 #include <set>
 #include <string_view>
 
 #include "infini/error.hpp"
+#include "text/pre_tokenizer.hpp"
 #include "model/weight_scan.hpp"
 #include "infini/printable.hpp"
 
@@ -37,6 +39,12 @@ class Loader {
     report_unused();
     scan();
     return w;
+  }
+
+  Vocabulary vocabulary() {
+    Vocabulary v;
+    read_vocabulary(v, std::numeric_limits<int64_t>::max());
+    return v;
   }
 
  private:
@@ -227,7 +235,15 @@ class Loader {
     v.eos = token_id("tokenizer.ggml.eos_token_id", n);
     v.unknown = token_id("tokenizer.ggml.unknown_token_id", n);
     v.padding = token_id("tokenizer.ggml.padding_token_id", n);
+    if (f_.has("tokenizer.ggml.pre")) v.pre = f_.get_string("tokenizer.ggml.pre");
+    if (f_.has("tokenizer.ggml.merges")) v.merges = f_.get_string_array("tokenizer.ggml.merges");
+    if (v.model == "gpt2") {
+      // llama.cpp's BPE default: BOS only for the llama3 pre-tokenizer, unless the file says.
+      const auto pre = text::pre_tokenizer_named(v.pre.empty() ? "default" : v.pre);
+      v.add_bos = pre && text::adds_bos_by_default(*pre);
+    }
     if (f_.has("tokenizer.ggml.add_bos_token")) v.add_bos = f_.get_bool("tokenizer.ggml.add_bos_token");
+    if (f_.has("tokenizer.ggml.add_eos_token")) v.add_eos = f_.get_bool("tokenizer.ggml.add_eos_token");
   }
 
   // ---- Infini-attention additions ----
@@ -306,6 +322,11 @@ class Loader {
 
 LlamaWeights load_llama(const GgufFile& file, std::vector<std::string>& warnings) {
   return Loader(file, warnings).load();
+}
+
+Vocabulary load_vocabulary(const GgufFile& file) {
+  std::vector<std::string> warnings;
+  return Loader(file, warnings).vocabulary();
 }
 
 LlamaWeights load_llama(const GgufFile& file) {

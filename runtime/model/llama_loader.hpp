@@ -20,5 +20,7 @@ namespace infini::model {
 
 LlamaWeights load_llama(const GgufFile& file, std::vector<std::string>& warnings);
 LlamaWeights load_llama(const GgufFile& file);  // warnings are dropped
+// Only the tokenizer.ggml.* keys (a file may hold a vocabulary and no tensors).
+Vocabulary load_vocabulary(const GgufFile& file);
 
 }  // namespace infini::model

@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "infini/error.hpp"
+#include "model/special_tokens.hpp"
 
 namespace infini::model {
 
@@ -202,37 +203,13 @@ std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool add_bos, b
   }
 
   // Partition: raw fragments (token -1) and matched special tokens, in text order.
-  struct Fragment {
-    size_t offset, length;
-    int32_t token;
-  };
-  std::vector<Fragment> fragments;
-  if (!text.empty()) fragments.push_back({0, text.size(), -1});
-  std::vector<Fragment> next;
-  for (int32_t id : specials_) {
-    if (!parse_special && types_[size_t(id)] != TokenType::UserDefined) continue;
-    const std::string& t = tokens_[size_t(id)];
-    if (text.find(t) == std::string_view::npos) continue;  // common case: no rebuild
-    next.clear();
-    for (const Fragment& f : fragments) {
-      if (f.token >= 0) {
-        next.push_back(f);
-        continue;
-      }
-      const std::string_view raw = text.substr(0, f.offset + f.length);
-      size_t pos = f.offset;
-      for (size_t hit; (hit = raw.find(t, pos)) != std::string_view::npos; pos = hit + t.size()) {
-        if (hit > pos) next.push_back({pos, hit - pos, -1});
-        next.push_back({hit, t.size(), id});
-      }
-      if (pos < raw.size()) next.push_back({pos, raw.size() - pos, -1});
-    }
-    fragments.swap(next);
-  }
+  const std::vector<TextFragment> fragments = partition_special(text, specials_, tokens_, [&](int32_t id) {
+    return parse_special || types_[size_t(id)] == TokenType::UserDefined;
+  });
 
   bool after_special = true;  // the text start counts as following a special token
   std::string escaped;
-  for (const Fragment& f : fragments) {
+  for (const TextFragment& f : fragments) {
     if (f.token >= 0) {
       out.push_back(f.token);
       after_special = true;

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "model/llama_weights.hpp"
+#include "model/tokenizer.hpp"
 
 namespace infini::model {
 
@@ -49,7 +50,7 @@ enum class TokenType : int32_t {
   Byte = 6,
 };
 
-class SpmTokenizer {
+class SpmTokenizer final : public Tokenizer {
  public:
   // Validates the vocabulary: at least one token, scores and token_types empty or one per token,
   // type ids in 0..6, byte tokens spelled "<0xXX>", bos/eos/unknown ids -1 (absent) or in range.
@@ -61,26 +62,28 @@ class SpmTokenizer {
   // Token ids for `text` (any bytes). add_bos puts the BOS token first (throws if the vocabulary
   // has none); empty text gives just that. parse_special also matches control/unknown token
   // texts such as "<s>" in the text; leave it off for untrusted text.
-  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const;
+  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const override;
 
   // Text for `tokens`; any id outside [0, size()) throws. See the header comment for the
   // leading-space rule; strip_leading_space = false keeps the dummy-prefix space.
-  std::string decode(std::span<const int32_t> tokens, bool strip_leading_space = true) const;
+  std::string decode(std::span<const int32_t> tokens, bool strip_leading_space) const;
+  std::string decode(std::span<const int32_t> tokens) const override { return decode(tokens, true); }
 
   // The bytes one token stands for, with no space stripping (for streaming generated text):
   // normal tokens with "▁" as " ", byte tokens as their byte, user-defined tokens verbatim,
   // control, unknown, unused and undefined tokens as nothing. Out-of-range ids throw.
-  const std::string& piece(int32_t token) const;
+  const std::string& piece(int32_t token) const override;
 
   // The token's text as stored in the vocabulary. Out-of-range ids throw.
-  const std::string& text(int32_t token) const;
+  const std::string& text(int32_t token) const override;
   TokenType type(int32_t token) const;
 
-  int32_t bos() const { return bos_; }          // -1 when absent
-  int32_t eos() const { return eos_; }          // -1 when absent
+  int32_t bos() const override { return bos_; }  // -1 when absent
+  int32_t eos() const override { return eos_; }  // -1 when absent
   int32_t unknown() const { return unknown_; }  // -1 when absent
-  bool add_bos() const { return add_bos_; }     // tokenizer.ggml.add_bos_token
-  size_t size() const { return tokens_.size(); }
+  bool add_bos() const override { return add_bos_; }  // tokenizer.ggml.add_bos_token
+  size_t size() const override { return tokens_.size(); }
+  std::string_view kind() const override { return "llama"; }
 
  private:
   // Heterogeneous lookup so merge candidates are looked up as views into the text, unallocated.

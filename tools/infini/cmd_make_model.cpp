@@ -52,6 +52,14 @@ const RegisterCommand registration{
                      "norms and gates stay f32; default f32)")
           ->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0", "q4_k_m", "q5_k_m", "q6_k"}));
       app.add_option("--seed", o.seed, "PRNG seed (same seed, same file)")->capture_default_str();
+      app.add_option("--tokenizer", o.tokenizer,
+                     "Vocabulary: spm (SentencePiece, synthetic pieces) or gpt2 (byte-level BPE with merges learned "
+                     "from a built-in text; --vocab >= 260)")
+          ->check(CLI::IsMember({"spm", "gpt2"}))
+          ->capture_default_str();
+      app.add_option("--pre", o.pre, "tokenizer.ggml.pre of a gpt2 vocabulary: llama-bpe|qwen2|gpt-2|default")
+          ->check(CLI::IsMember({"llama-bpe", "llama3", "qwen2", "gpt-2", "default"}))
+          ->capture_default_str();
       app.add_flag("--tied", o.tied, "No output.weight: the output projection reuses token_embd");
       app.add_option("--segment", o.segment, "infini.segment_length")->capture_default_str();
       const std::map<std::string, UpdateRule> updates{{"linear", UpdateRule::Linear}, {"delta", UpdateRule::Delta}};

@@ -1,0 +1,224 @@
+#include "model/bpe_tokenizer.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+
+#include "infini/error.hpp"
+#include "model/special_tokens.hpp"
+#include "text/unicode.hpp"
+
+namespace infini::model {
+namespace {
+
+// Bytes of the UTF-8 character led by `lead` (the spelled words are well-formed UTF-8).
+size_t char_length(char lead) {
+  const auto b = uint8_t(lead);
+  return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+}
+
+// A token's characters mapped back to bytes; a character outside the byte alphabet keeps its
+// UTF-8 (a vocabulary that is not byte-level at that token).
+std::string unspell(std::string_view spelled) {
+  std::string out;
+  for (char32_t cp : text::decode_utf8_lenient(spelled)) {
+    const int b = text::byte_of_char(cp);
+    if (b >= 0)
+      out += char(b);
+    else
+      text::append_utf8(cp, out);
+  }
+  return out;
+}
+
+void check_special_id(int32_t id, size_t n, const char* what) {
+  if (id < -1 || (id >= 0 && size_t(id) >= n))
+    throw Error(std::string("vocabulary: ") + what + " token id " + std::to_string(id) + " is outside the " +
+                std::to_string(n) + " tokens");
+}
+
+}  // namespace
+
+BpeTokenizer::BpeTokenizer(const Vocabulary& vocab)
+    : tokens_(vocab.tokens), bos_(vocab.bos), eos_(vocab.eos), add_bos_(vocab.add_bos), add_eos_(vocab.add_eos) {
+  const size_t n = tokens_.size();
+  if (n == 0) throw Error("vocabulary: no tokens");
+  if (n > size_t(std::numeric_limits<int32_t>::max()))
+    throw Error("vocabulary: " + std::to_string(n) + " tokens do not fit 32-bit ids");
+  const std::string pre = vocab.pre.empty() ? "default" : vocab.pre;
+  const std::optional<text::PreTokenizer> p = text::pre_tokenizer_named(pre);
+  if (!p)
+    throw Error("vocabulary: tokenizer.ggml.pre '" + pre +
+                "' is not a pre-tokenizer infini knows (llama-bpe, llama3, qwen2, gpt-2, default)");
+  pre_ = *p;
+  ignore_merges_ = text::ignores_merges(pre_);
+  if (!vocab.token_types.empty() && vocab.token_types.size() != n)
+    throw Error("vocabulary: " + std::to_string(vocab.token_types.size()) + " token types for " + std::to_string(n) +
+                " tokens");
+  check_special_id(bos_, n, "bos");
+  check_special_id(eos_, n, "eos");
+
+  types_.assign(n, TokenType::Normal);
+  pieces_.resize(n);
+  by_text_.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!vocab.token_types.empty()) {
+      const int32_t t = vocab.token_types[i];
+      if (t < 0 || t > 6) throw Error("vocabulary: token " + std::to_string(i) + " has unknown type " + std::to_string(t));
+      types_[i] = TokenType(t);
+    }
+    const std::string& t = tokens_[i];
+    if (!by_text_.emplace(t, int32_t(i)).second)
+      throw Error("vocabulary: tokens " + std::to_string(by_text_.at(t)) + " and " + std::to_string(i) + " are both '" + t +
+                  "'");
+    switch (types_[i]) {
+      case TokenType::Normal:
+      case TokenType::Byte: pieces_[i] = unspell(t); break;
+      case TokenType::UserDefined: pieces_[i] = t; break;
+      default: break;  // control, unknown, unused, undefined: nothing, as llama.cpp without `special`
+    }
+    const bool special = types_[i] == TokenType::UserDefined || types_[i] == TokenType::Control ||
+                         types_[i] == TokenType::Unknown;
+    if (special && !t.empty()) specials_.push_back(int32_t(i));
+  }
+  std::stable_sort(specials_.begin(), specials_.end(),
+                   [&](int32_t a, int32_t b) { return tokens_[a].size() > tokens_[b].size(); });
+
+  ranks_.reserve(vocab.merges.size());
+  for (size_t r = 0; r < vocab.merges.size(); ++r) {
+    const std::string& m = vocab.merges[r];
+    const size_t space = m.find(' ', 1);  // a left part of " " would be spelled, never a space
+    if (space == std::string::npos || space + 1 == m.size())
+      throw Error("vocabulary: merge " + std::to_string(r) + " '" + m + "' is not 'left right'");
+    for (const std::string_view part : {std::string_view(m).substr(0, space), std::string_view(m).substr(space + 1)})
+      if (find(part) < 0)
+        throw Error("vocabulary: merge " + std::to_string(r) + " '" + m + "' names '" + std::string(part) +
+                    "', which is not a token");
+    ranks_.emplace(m, int32_t(r));  // a repeated merge keeps its first rank, as in llama.cpp
+  }
+}
+
+int32_t BpeTokenizer::find(std::string_view text) const {
+  const auto it = by_text_.find(text);
+  return it == by_text_.end() ? -1 : it->second;
+}
+
+int32_t BpeTokenizer::rank(std::string_view left, std::string_view right) const {
+  std::string key;
+  key.reserve(left.size() + 1 + right.size());
+  key.append(left).append(" ").append(right);
+  const auto it = ranks_.find(key);
+  return it == ranks_.end() ? -1 : it->second;
+}
+
+void BpeTokenizer::check_id(int32_t token) const {
+  if (token < 0 || size_t(token) >= tokens_.size())
+    throw Error("token id " + std::to_string(token) + " out of range [0, " + std::to_string(tokens_.size()) + ")");
+}
+
+const std::string& BpeTokenizer::piece(int32_t token) const {
+  check_id(token);
+  return pieces_[size_t(token)];
+}
+
+const std::string& BpeTokenizer::text(int32_t token) const {
+  check_id(token);
+  return tokens_[size_t(token)];
+}
+
+std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
+  std::vector<int32_t> out;
+  if (add_bos) {
+    if (bos_ < 0) throw Error("vocabulary has no BOS token to add");
+    out.push_back(bos_);
+  }
+  const std::vector<TextFragment> fragments = partition_special(text, specials_, tokens_, [&](int32_t id) {
+    return parse_special || types_[size_t(id)] == TokenType::UserDefined;
+  });
+  std::string spelled, utf8;
+  for (const TextFragment& f : fragments) {
+    if (f.token >= 0) {
+      out.push_back(f.token);
+      continue;
+    }
+    const std::vector<char32_t> cps = text::decode_utf8_lenient(text.substr(f.offset, f.length));
+    for (const text::WordSpan& w : text::split_words(pre_, cps)) {
+      utf8.clear();
+      for (size_t i = w.begin; i < w.end; ++i) text::append_utf8(cps[i], utf8);
+      spelled.clear();
+      for (char c : utf8) text::append_utf8(text::char_of_byte(uint8_t(c)), spelled);
+      encode_word(spelled, out);
+    }
+  }
+  if (add_bos && add_eos_ && eos_ >= 0) out.push_back(eos_);
+  return out;
+}
+
+void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out) const {
+  if (ignore_merges_) {
+    if (const int32_t id = find(word); id >= 0) {
+      out.push_back(id);
+      return;
+    }
+  }
+  // A doubly linked list of symbols, one per character to begin with; a queue of candidate
+  // merges ordered by rank, then by position. A popped merge whose symbols have changed since it
+  // was queued is stale and skipped.
+  struct Symbol {
+    uint32_t begin, length;
+    int32_t prev, next;
+  };
+  std::vector<Symbol> symbols;
+  for (uint32_t i = 0; i < word.size();) {
+    const auto n = uint32_t(std::min(char_length(word[i]), word.size() - i));
+    symbols.push_back({i, n, int32_t(symbols.size()) - 1, -1});
+    i += n;
+  }
+  for (size_t i = 0; i + 1 < symbols.size(); ++i) symbols[i].next = int32_t(i + 1);
+  struct Candidate {
+    int32_t rank, left;
+    uint32_t length;  // of the merged text, to tell stale candidates
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+  const auto view = [&](const Symbol& s) { return word.substr(s.begin, s.length); };
+  const auto consider = [&](int32_t left) {
+    if (left < 0 || symbols[size_t(left)].next < 0) return;
+    const Symbol &l = symbols[size_t(left)], &r = symbols[size_t(l.next)];
+    const int32_t k = rank(view(l), view(r));
+    if (k >= 0) queue.push({k, left, l.length + r.length});
+  };
+  for (size_t i = 0; i + 1 < symbols.size(); ++i) consider(int32_t(i));
+  while (!queue.empty()) {
+    const Candidate c = queue.top();
+    queue.pop();
+    Symbol& l = symbols[size_t(c.left)];
+    if (l.length == 0 || l.next < 0) continue;
+    Symbol& r = symbols[size_t(l.next)];
+    if (l.length + r.length != c.length || rank(view(l), view(r)) != c.rank) continue;  // stale
+    l.length += r.length;
+    r.length = 0;
+    l.next = r.next;
+    if (r.next >= 0) symbols[size_t(r.next)].prev = c.left;
+    consider(l.prev);
+    consider(c.left);
+  }
+  for (const Symbol& s : symbols) {
+    if (s.length == 0) continue;
+    const std::string_view t = view(s);
+    if (const int32_t id = find(t); id >= 0) {
+      out.push_back(id);
+      continue;
+    }
+    for (size_t i = 0; i < t.size(); ++i)  // llama.cpp looks up each byte of the spelling
+      if (const int32_t id = find(t.substr(i, 1)); id >= 0) out.push_back(id);
+  }
+}
+
+std::string BpeTokenizer::decode(std::span<const int32_t> tokens) const {
+  std::string out;
+  for (int32_t t : tokens) out += piece(t);
+  return out;
+}
+
+}  // namespace infini::model
