@@ -15,6 +15,7 @@
 #include "api/context_access.hpp"
 #include "infini/model.hpp"
 #include "infini/selfcheck.hpp"
+#include "infini/tokenizer.hpp"
 #include "infini/session.hpp"
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
@@ -270,6 +271,30 @@ TEST_CASE("Model tokenize and detokenize round trip plain text", "[api][gpu]") {
   }
   CHECK(m.tokenize("", true) == std::vector<int32_t>{m.info().bos});
   CHECK_THROWS_AS(m.piece(400), Error);
+}
+
+TEST_CASE("A byte-level BPE model tokenizes as infini::Tokenizer does and generates text", "[api][gpu][bpe]") {
+  model::RandomLlamaOptions o = small();
+  o.tokenizer = "gpt2";  // llama-bpe: BOS by default
+  TempModel file(o, "infini-api-bpe.gguf");
+  const Model m(context(), file.path);
+  const Tokenizer alone(file.path);
+  CHECK(alone.kind() == "gpt2");
+  CHECK(m.info().add_bos);
+  const std::string text = "Hello world! The stream's memory: 2024 tokens.\n\tCafé 日本語 🙂";
+  const std::vector<int32_t> ids = m.tokenize(text, true);
+  CHECK(ids == alone.encode(text, true));
+  CHECK(ids.front() == alone.bos());
+  CHECK(m.detokenize(ids) == text);
+  Session s(m);
+  s.feed(ids);
+  std::string generated;
+  const std::vector<int32_t> got = s.generate(6, {.temperature = 0}, [&](int32_t, std::string_view piece) {
+    generated += piece;
+    return true;
+  });
+  CHECK(!got.empty());
+  CHECK(generated == m.detokenize(got));
 }
 
 TEST_CASE("Session greedy generation is the argmax chain", "[api][gpu]") {
