@@ -111,7 +111,16 @@ TEST_CASE("Model opens a GGUF file and resolves its options", "[api][gpu]") {
   CHECK_FALSE(Model(context(), plain_file.path).info().memory);
   CHECK(Model(context(), plain_file.path).info().segment == 2048);
   CHECK_FALSE(Model(context(), plain_file.path).info().has_infini_keys);
-  CHECK(Model(context(), plain_file.path, {.memory = MemoryMode::On}).info().memory);
+  const Model plain_on(context(), plain_file.path, {.memory = MemoryMode::On});
+  CHECK(plain_on.info().memory);
+  REQUIRE(plain_on.warnings().size() == 1);
+  CHECK_THAT(plain_on.warnings()[0], Catch::Contains("no trained gates") && Catch::Contains("g = 1/2"));
+  CHECK(Model(context(), plain_file.path).warnings().empty());
+  // An untrained memory changes the outputs from the first token (the first segment mixes the
+  // empty memory's zero read in at 1/2).
+  const std::vector<int32_t> ids = {1, 5, 9, 17, 33};
+  const Model plain_off(context(), plain_file.path);
+  CHECK(Session(plain_on).feed(ids) != Session(plain_off).feed(ids));
 }
 
 TEST_CASE("Session feeds give the internal runner's logits, bit for bit", "[api][gpu]") {

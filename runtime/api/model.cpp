@@ -75,6 +75,13 @@ Model::Impl::Impl(Context& c, const std::filesystem::path& path, const ModelOpti
       runner(resolve(weights.config, options, file->name())),
       info(describe(weights, runner, file->name())),
       tokenizer(tokenizer_for(*file, weights.vocab, warnings)) {
+  // Memory asked for on a file trained without it: say what that means, so an untrained memory
+  // is not taken for a trained one.
+  if (runner.infini.memory && !weights.layers.empty() && !weights.layers.front().mem_gate)
+    warnings.push_back(file->name() +
+                       ": memory is on but the file has no trained gates (blk.N.attn_mem_gate): every head mixes "
+                       "an untrained memory with its local attention at g = 1/2, so the outputs are not the plain "
+                       "model's; use --memory off for the model as trained");
   // Without shares the split is made per session, from the memory free when it uploads.
   if (!options.split.empty())
     layers_per_device = context.layers_per_device(weights.config.layers, options.split);
