@@ -19,10 +19,12 @@ struct QuantizeArgs {
 
 int run_quantize(QuantizeArgs& args) {
   const QuantizeReport r = quantize_model(args.in, args.out, args.scheme);
-  std::printf("%s: %" PRId64 " of %" PRId64 " tensors quantized as %s (%" PRId64 " in q8_0: rows not whole 256-value blocks; %" PRId64
-              " matrices kept: rows not whole blocks), %" PRIu64 " -> %" PRIu64 " bytes\n",
-              args.out.c_str(), r.quantized, r.tensors, quant_scheme_name(args.scheme).data(), r.fell_back, r.kept_unfit,
-              r.bytes_in, r.bytes_out);
+  std::string notes;
+  if (r.fell_back > 0) notes += "; " + std::to_string(r.fell_back) + " in q8_0: rows not whole 256-value blocks";
+  if (r.kept_unfit > 0) notes += "; " + std::to_string(r.kept_unfit) + " matrices kept: rows not whole blocks";
+  std::printf("%s: %" PRId64 " of %" PRId64 " tensors quantized as %s%s, %" PRIu64 " -> %" PRIu64 " bytes\n",
+              args.out.c_str(), r.quantized, r.tensors, quant_scheme_name(args.scheme).data(), notes.c_str(), r.bytes_in,
+              r.bytes_out);
   return 0;
 }
 
