@@ -1,5 +1,6 @@
-// libFuzzer target for the GGUF reader and the Llama loader: any input must either parse (and
-// load) into a consistent model or be rejected with a one-line infini::Error naming the file.
+// libFuzzer target for the GGUF reader, the Llama loader and the file's tokenizer: any input must
+// either parse (and load) into a consistent model whose tokenizer encodes and decodes a text, or
+// be rejected with a one-line infini::Error naming the file (the tokenizer's errors: one line).
 // Crashes, sanitizer reports, other exceptions (bad_alloc, length_error) and broken invariants
 // (a tensor view outside the input, a size that does not match the shape) are findings.
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
+#include "model/tokenizer.hpp"
 
 namespace {
 
@@ -75,6 +77,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       check_tensor(f, l.wq);
       check_tensor(f, l.ffn_down);
       if (l.wq.shape[1] != c.heads * c.head_dim) __builtin_trap();
+    }
+    try {
+      const auto tokenizer = infini::model::make_tokenizer(w.vocab);
+      // Text with every class the pre-tokenizers tell apart, special-token look-alikes and a
+      // byte that is not UTF-8; every id must be a token, and decoding must not fail.
+      const std::string_view text = "Hello world's 12345\n\n\t x <s></s><|im_start|> Caf\xC3\xA9 \xE6\x97\xA5 \xFF!";
+      for (const bool special : {false, true}) {
+        const std::vector<int32_t> ids = tokenizer->encode(text, false, special);
+        for (int32_t id : ids)
+          if (id < 0 || size_t(id) >= tokenizer->size()) __builtin_trap();
+        (void)tokenizer->decode(ids);
+      }
+    } catch (const infini::Error& e) {
+      const std::string_view m = e.what();
+      if (m.empty() || m.find('\n') != std::string_view::npos) __builtin_trap();
     }
   } catch (const infini::Error& e) {
     check_message(e.what());
