@@ -175,7 +175,7 @@ TEST_CASE("hostile BPE vocabularies are refused with one line", "[tokenizer][bpe
   refused(bad, "is not 'left right'");
   bad = v;
   bad.bos = 300;
-  refused(bad, "bos token id 300 is outside the 300 tokens");
+  refused(bad, "bos token id 300 out of range [0, 300)");
   bad = v;
   bad.pre = "tekken";
   refused(bad, "tokenizer.ggml.pre 'tekken' is not a pre-tokenizer infini knows");

@@ -5,7 +5,6 @@
 #include <queue>
 
 #include "infini/error.hpp"
-#include "model/special_tokens.hpp"
 #include "text/unicode.hpp"
 
 namespace infini::model {
@@ -31,20 +30,23 @@ std::string unspell(std::string_view spelled) {
   return out;
 }
 
-void check_special_id(int32_t id, size_t n, const char* what) {
-  if (id < -1 || (id >= 0 && size_t(id) >= n))
-    throw Error(std::string("vocabulary: ") + what + " token id " + std::to_string(id) + " is outside the " +
-                std::to_string(n) + " tokens");
-}
 
 }  // namespace
 
 BpeTokenizer::BpeTokenizer(const Vocabulary& vocab)
-    : tokens_(vocab.tokens), bos_(vocab.bos), eos_(vocab.eos), add_bos_(vocab.add_bos), add_eos_(vocab.add_eos) {
-  const size_t n = tokens_.size();
-  if (n == 0) throw Error("vocabulary: no tokens");
-  if (n > size_t(std::numeric_limits<int32_t>::max()))
-    throw Error("vocabulary: " + std::to_string(n) + " tokens do not fit 32-bit ids");
+    : table_(vocab, TokenTable::Duplicates::Refuse, [](size_t) { return TokenType::Normal; },
+             [](size_t, const std::string& t, TokenType type) {
+               switch (type) {
+                 case TokenType::Normal:
+                 case TokenType::Byte: return unspell(t);
+                 case TokenType::UserDefined: return t;
+                 default: return std::string();  // control, unknown, unused, undefined: as llama.cpp without `special`
+               }
+             }),
+      bos_(vocab.bos),
+      eos_(vocab.eos),
+      add_bos_(vocab.add_bos),
+      add_eos_(vocab.add_eos) {
   const std::string pre = vocab.pre.empty() ? "default" : vocab.pre;
   const std::optional<text::PreTokenizer> p = text::pre_tokenizer_named(pre);
   if (!p)
@@ -52,37 +54,6 @@ BpeTokenizer::BpeTokenizer(const Vocabulary& vocab)
                 "' is not a pre-tokenizer infini knows (llama-bpe, llama3, qwen2, gpt-2, default)");
   pre_ = *p;
   ignore_merges_ = text::ignores_merges(pre_);
-  if (!vocab.token_types.empty() && vocab.token_types.size() != n)
-    throw Error("vocabulary: " + std::to_string(vocab.token_types.size()) + " token types for " + std::to_string(n) +
-                " tokens");
-  check_special_id(bos_, n, "bos");
-  check_special_id(eos_, n, "eos");
-
-  types_.assign(n, TokenType::Normal);
-  pieces_.resize(n);
-  by_text_.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!vocab.token_types.empty()) {
-      const int32_t t = vocab.token_types[i];
-      if (t < 0 || t > 6) throw Error("vocabulary: token " + std::to_string(i) + " has unknown type " + std::to_string(t));
-      types_[i] = TokenType(t);
-    }
-    const std::string& t = tokens_[i];
-    if (!by_text_.emplace(t, int32_t(i)).second)
-      throw Error("vocabulary: tokens " + std::to_string(by_text_.at(t)) + " and " + std::to_string(i) + " are both '" + t +
-                  "'");
-    switch (types_[i]) {
-      case TokenType::Normal:
-      case TokenType::Byte: pieces_[i] = unspell(t); break;
-      case TokenType::UserDefined: pieces_[i] = t; break;
-      default: break;  // control, unknown, unused, undefined: nothing, as llama.cpp without `special`
-    }
-    const bool special = types_[i] == TokenType::UserDefined || types_[i] == TokenType::Control ||
-                         types_[i] == TokenType::Unknown;
-    if (special && !t.empty()) specials_.push_back(int32_t(i));
-  }
-  std::stable_sort(specials_.begin(), specials_.end(),
-                   [&](int32_t a, int32_t b) { return tokens_[a].size() > tokens_[b].size(); });
 
   ranks_.reserve(vocab.merges.size());
   for (size_t r = 0; r < vocab.merges.size(); ++r) {
@@ -91,16 +62,11 @@ BpeTokenizer::BpeTokenizer(const Vocabulary& vocab)
     if (space == std::string::npos || space + 1 == m.size())
       throw Error("vocabulary: merge " + std::to_string(r) + " '" + m + "' is not 'left right'");
     for (const std::string_view part : {std::string_view(m).substr(0, space), std::string_view(m).substr(space + 1)})
-      if (find(part) < 0)
+      if (table_.find(part) < 0)
         throw Error("vocabulary: merge " + std::to_string(r) + " '" + m + "' names '" + std::string(part) +
                     "', which is not a token");
     ranks_.emplace(m, int32_t(r));  // a repeated merge keeps its first rank, as in llama.cpp
   }
-}
-
-int32_t BpeTokenizer::find(std::string_view text) const {
-  const auto it = by_text_.find(text);
-  return it == by_text_.end() ? -1 : it->second;
 }
 
 int32_t BpeTokenizer::rank(std::string_view left, std::string_view right) const {
@@ -111,30 +77,13 @@ int32_t BpeTokenizer::rank(std::string_view left, std::string_view right) const 
   return it == ranks_.end() ? -1 : it->second;
 }
 
-void BpeTokenizer::check_id(int32_t token) const {
-  if (token < 0 || size_t(token) >= tokens_.size())
-    throw Error("token id " + std::to_string(token) + " out of range [0, " + std::to_string(tokens_.size()) + ")");
-}
-
-const std::string& BpeTokenizer::piece(int32_t token) const {
-  check_id(token);
-  return pieces_[size_t(token)];
-}
-
-const std::string& BpeTokenizer::text(int32_t token) const {
-  check_id(token);
-  return tokens_[size_t(token)];
-}
-
 std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
   std::vector<int32_t> out;
   if (add_bos) {
     if (bos_ < 0) throw Error("vocabulary has no BOS token to add");
     out.push_back(bos_);
   }
-  const std::vector<TextFragment> fragments = partition_special(text, specials_, tokens_, [&](int32_t id) {
-    return parse_special || types_[size_t(id)] == TokenType::UserDefined;
-  });
+  const std::vector<TextFragment> fragments = table_.partition(text, parse_special);
   std::string spelled, utf8;
   for (const TextFragment& f : fragments) {
     if (f.token >= 0) {
@@ -156,7 +105,7 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool add_bos, b
 
 void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out) const {
   if (ignore_merges_) {
-    if (const int32_t id = find(word); id >= 0) {
+    if (const int32_t id = table_.find(word); id >= 0) {
       out.push_back(id);
       return;
     }
@@ -206,12 +155,12 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
   for (const Symbol& s : symbols) {
     if (s.length == 0) continue;
     const std::string_view t = view(s);
-    if (const int32_t id = find(t); id >= 0) {
+    if (const int32_t id = table_.find(t); id >= 0) {
       out.push_back(id);
       continue;
     }
     for (size_t i = 0; i < t.size(); ++i)  // llama.cpp looks up each byte of the spelling
-      if (const int32_t id = find(t.substr(i, 1)); id >= 0) out.push_back(id);
+      if (const int32_t id = table_.find(t.substr(i, 1)); id >= 0) out.push_back(id);
   }
 }
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "model/llama_weights.hpp"
-#include "model/spm_tokenizer.hpp"
+#include "model/token_table.hpp"
 #include "model/tokenizer.hpp"
 #include "text/pre_tokenizer.hpp"
 
@@ -39,12 +39,12 @@ class BpeTokenizer final : public Tokenizer {
 
   std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const override;
   std::string decode(std::span<const int32_t> tokens) const override;
-  const std::string& piece(int32_t token) const override;
-  const std::string& text(int32_t token) const override;
+  const std::string& piece(int32_t token) const override { return table_.piece(token); }
+  const std::string& text(int32_t token) const override { return table_.text(token); }
   int32_t bos() const override { return bos_; }
   int32_t eos() const override { return eos_; }
   bool add_bos() const override { return add_bos_; }
-  size_t size() const override { return tokens_.size(); }
+  size_t size() const override { return table_.size(); }
   std::string_view kind() const override { return "gpt2"; }
 
  private:
@@ -52,17 +52,11 @@ class BpeTokenizer final : public Tokenizer {
     using is_transparent = void;
     size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
   };
-  int32_t find(std::string_view text) const;
   int32_t rank(std::string_view left, std::string_view right) const;
-  void check_id(int32_t token) const;
   void encode_word(std::string_view spelled, std::vector<int32_t>& out) const;
 
-  std::vector<std::string> tokens_;
-  std::vector<TokenType> types_;
-  std::vector<std::string> pieces_;
-  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> by_text_;
+  TokenTable table_;
   std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> ranks_;  // "left right" -> rank
-  std::vector<int32_t> specials_;  // partition candidates, longest text first
   text::PreTokenizer pre_;
   bool ignore_merges_ = false;
   int32_t bos_ = -1, eos_ = -1;

@@ -5,7 +5,6 @@
 #include <queue>
 
 #include "infini/error.hpp"
-#include "model/special_tokens.hpp"
 
 namespace infini::model {
 
@@ -72,11 +71,6 @@ std::string unescape_spaces(std::string_view t) {
   return out;
 }
 
-void check_special_id(int32_t id, size_t n, const char* what) {
-  if (id < -1 || (id >= 0 && size_t(id) >= n))
-    throw Error(std::string("vocabulary: ") + what + " token id " + std::to_string(id) + " out of range [0, " +
-                std::to_string(n) + ")");
-}
 
 // A text symbol in the merge list: a byte range of the escaped fragment; length 0 once merged away.
 struct Symbol {
@@ -100,65 +94,37 @@ struct BigramOrder {
 }  // namespace
 
 SpmTokenizer::SpmTokenizer(const Vocabulary& vocab, bool add_space_prefix)
-    : tokens_(vocab.tokens),
+    : table_(
+          vocab, TokenTable::Duplicates::LastWins,
+          [&](size_t i) {  // without token types: bos/eos control, unknown, <0xXX> bytes, else normal
+            if (int32_t(i) == vocab.bos || int32_t(i) == vocab.eos) return TokenType::Control;
+            if (int32_t(i) == vocab.unknown) return TokenType::Unknown;
+            return parse_byte_text(vocab.tokens[i]) >= 0 ? TokenType::Byte : TokenType::Normal;
+          },
+          [](size_t i, const std::string& t, TokenType type) {
+            switch (type) {
+              case TokenType::Normal: return unescape_spaces(t);
+              case TokenType::Byte:
+                if (parse_byte_text(t) < 0)
+                  throw Error("vocabulary: byte token " + std::to_string(i) + " is not spelled <0xXX>");
+                return std::string(1, char(parse_byte_text(t)));
+              case TokenType::UserDefined: return t;
+              default: return std::string();  // control, unknown, unused, undefined: as llama.cpp without `special`
+            }
+          }),
       scores_(vocab.scores),
       bos_(vocab.bos),
       eos_(vocab.eos),
       unknown_(vocab.unknown),
       add_bos_(vocab.add_bos),
       add_space_prefix_(add_space_prefix) {
-  const size_t n = tokens_.size();
   if (!vocab.model.empty() && vocab.model != "llama")
     throw Error("vocabulary: tokenizer model '" + vocab.model + "' is not supported (only 'llama', SentencePiece)");
-  if (n == 0) throw Error("vocabulary: no tokens");
-  if (n > size_t(std::numeric_limits<int32_t>::max()))
-    throw Error("vocabulary: " + std::to_string(n) + " tokens do not fit 32-bit ids");
+  const size_t n = table_.size();
   if (scores_.empty()) scores_.assign(n, 0.0f);
   if (scores_.size() != n)
     throw Error("vocabulary: " + std::to_string(scores_.size()) + " scores for " + std::to_string(n) + " tokens");
-  if (!vocab.token_types.empty() && vocab.token_types.size() != n)
-    throw Error("vocabulary: " + std::to_string(vocab.token_types.size()) + " token types for " + std::to_string(n) +
-                " tokens");
-  check_special_id(bos_, n, "bos");
-  check_special_id(eos_, n, "eos");
-  check_special_id(unknown_, n, "unknown");
-
-  types_.resize(n, TokenType::Normal);
-  for (size_t i = 0; i < n; ++i) {
-    if (!vocab.token_types.empty()) {
-      const int32_t t = vocab.token_types[i];
-      if (t < 0 || t > 6)
-        throw Error("vocabulary: token " + std::to_string(i) + " has unknown type " + std::to_string(t));
-      types_[i] = TokenType(t);
-    } else if (int32_t(i) == bos_ || int32_t(i) == eos_) {
-      types_[i] = TokenType::Control;
-    } else if (int32_t(i) == unknown_) {
-      types_[i] = TokenType::Unknown;
-    } else if (parse_byte_text(tokens_[i]) >= 0) {
-      types_[i] = TokenType::Byte;
-    }
-    if (types_[i] == TokenType::Byte && parse_byte_text(tokens_[i]) < 0)
-      throw Error("vocabulary: byte token " + std::to_string(i) + " is not spelled <0xXX>");
-  }
-
-  by_text_.reserve(n);
-  pieces_.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string& t = tokens_[i];
-    by_text_[t] = int32_t(i);  // last id wins, as in llama.cpp
-    max_token_bytes_ = std::max(max_token_bytes_, t.size());
-    switch (types_[i]) {
-      case TokenType::Normal: pieces_[i] = unescape_spaces(t); break;
-      case TokenType::Byte: pieces_[i] = std::string(1, char(parse_byte_text(t))); break;
-      case TokenType::UserDefined: pieces_[i] = t; break;
-      default: break;  // control, unknown, unused, undefined: nothing, as llama.cpp without `special`
-    }
-    const bool special = types_[i] == TokenType::UserDefined || types_[i] == TokenType::Control ||
-                         types_[i] == TokenType::Unknown;
-    if (special && !t.empty()) specials_.push_back(int32_t(i));
-  }
-  std::stable_sort(specials_.begin(), specials_.end(),
-                   [&](int32_t a, int32_t b) { return tokens_[a].size() > tokens_[b].size(); });
+  for (const std::string& t : table_.texts()) max_token_bytes_ = std::max(max_token_bytes_, t.size());
 
   // Byte fallback: "<0xXX>" (llama.cpp spells it upper-case), else the one-byte text itself.
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -170,30 +136,9 @@ SpmTokenizer::SpmTokenizer(const Vocabulary& vocab, bool add_space_prefix)
   }
 }
 
-int32_t SpmTokenizer::find(std::string_view text) const {
-  const auto it = by_text_.find(text);
-  return it == by_text_.end() ? -1 : it->second;
-}
-
-void SpmTokenizer::check_id(int32_t token) const {
-  if (token < 0 || size_t(token) >= tokens_.size())
-    throw Error("token id " + std::to_string(token) + " out of range [0, " + std::to_string(tokens_.size()) + ")");
-}
-
-const std::string& SpmTokenizer::piece(int32_t token) const {
-  check_id(token);
-  return pieces_[size_t(token)];
-}
-
-const std::string& SpmTokenizer::text(int32_t token) const {
-  check_id(token);
-  return tokens_[size_t(token)];
-}
-
-TokenType SpmTokenizer::type(int32_t token) const {
-  check_id(token);
-  return types_[size_t(token)];
-}
+const std::string& SpmTokenizer::piece(int32_t token) const { return table_.piece(token); }
+const std::string& SpmTokenizer::text(int32_t token) const { return table_.text(token); }
+TokenType SpmTokenizer::type(int32_t token) const { return table_.type(token); }
 
 std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
   std::vector<int32_t> out;
@@ -203,9 +148,7 @@ std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool add_bos, b
   }
 
   // Partition: raw fragments (token -1) and matched special tokens, in text order.
-  const std::vector<TextFragment> fragments = partition_special(text, specials_, tokens_, [&](int32_t id) {
-    return parse_special || types_[size_t(id)] == TokenType::UserDefined;
-  });
+  const std::vector<TextFragment> fragments = table_.partition(text, parse_special);
 
   bool after_special = true;  // the text start counts as following a special token
   std::string escaped;
@@ -298,12 +241,12 @@ void SpmTokenizer::emit_symbol(std::string_view symbol, std::vector<int32_t>& ou
 }
 
 std::string SpmTokenizer::decode(std::span<const int32_t> tokens, bool strip_leading_space) const {
-  for (int32_t t : tokens) check_id(t);
+  for (int32_t t : tokens) table_.check_id(t);
   size_t first = 0;
   if (!tokens.empty() && bos_ >= 0 && tokens[0] == bos_) first = 1;
   std::string out;
   for (size_t i = first; i < tokens.size(); ++i) {
-    std::string_view p = pieces_[size_t(tokens[i])];
+    std::string_view p = table_.piece(tokens[i]);
     // The dummy prefix encode added to the text start (see the header comment).
     if (i == first && strip_leading_space && add_space_prefix_ && !p.empty() && p[0] == ' ') p.remove_prefix(1);
     out += p;

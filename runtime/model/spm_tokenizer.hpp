@@ -35,20 +35,11 @@
 #include <vector>
 
 #include "model/llama_weights.hpp"
+#include "model/token_table.hpp"
 #include "model/tokenizer.hpp"
 
 namespace infini::model {
 
-// llama.cpp's token type ids (tokenizer.ggml.token_type).
-enum class TokenType : int32_t {
-  Undefined = 0,
-  Normal = 1,
-  Unknown = 2,
-  Control = 3,
-  UserDefined = 4,
-  Unused = 5,
-  Byte = 6,
-};
 
 class SpmTokenizer final : public Tokenizer {
  public:
@@ -82,29 +73,19 @@ class SpmTokenizer final : public Tokenizer {
   int32_t eos() const override { return eos_; }  // -1 when absent
   int32_t unknown() const { return unknown_; }  // -1 when absent
   bool add_bos() const override { return add_bos_; }  // tokenizer.ggml.add_bos_token
-  size_t size() const override { return tokens_.size(); }
+  size_t size() const override { return table_.size(); }
   std::string_view kind() const override { return "llama"; }
 
  private:
   // Heterogeneous lookup so merge candidates are looked up as views into the text, unallocated.
-  struct TextHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-
-  int32_t find(std::string_view text) const;
-  void check_id(int32_t token) const;
+  int32_t find(std::string_view text) const { return table_.find(text); }
   // Steps 3-5 of encode for one escaped fragment, appending to `out`.
   void encode_fragment(std::string_view escaped, std::vector<int32_t>& out) const;
   void emit_symbol(std::string_view symbol, std::vector<int32_t>& out) const;
 
-  std::vector<std::string> tokens_;
+  TokenTable table_;
   std::vector<float> scores_;
-  std::vector<TokenType> types_;
-  std::vector<std::string> pieces_;
-  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> by_text_;
   std::array<int32_t, 256> byte_tokens_{};  // -1 where the vocabulary has no token for the byte
-  std::vector<int32_t> specials_;          // partition candidates, longest text first
   size_t max_token_bytes_ = 0;             // no merge can produce a longer token
   int32_t bos_ = -1, eos_ = -1, unknown_ = -1;
   bool add_bos_ = true;
