@@ -501,7 +501,7 @@ TEST_CASE("gguf: non-finite weights, odd token ids and unused tensors are warnin
     o.dtype = dtype;
     GgufWriter w = random_llama(o);
     w.set_u32("tokenizer.ggml.padding_token_id", 0xffffffffu);
-    w.add_tensor("rope_freqs.weight", ElementType::F32, {4}, std::vector<float>(4, 1.0f));
+    w.add_tensor("blk.0.attn_q.bias", ElementType::F32, {4}, std::vector<float>(4, 1.0f));
     Bytes bytes = w.to_bytes();
     {
       const GgufFile clean(bytes, "N.gguf");
@@ -521,7 +521,7 @@ TEST_CASE("gguf: non-finite weights, odd token ids and unused tensors are warnin
     CHECK(m.vocab.padding == -1);
     const std::vector<std::string> expected = {
         "N.gguf: key 'tokenizer.ggml.padding_token_id' is 4294967295, outside the 300 tokens; ignored",
-        "N.gguf: tensor 'rope_freqs.weight' (llama3 per-frequency RoPE factors) is not supported; ignored",
+        "N.gguf: tensor 'blk.0.attn_q.bias' is not used by the llama architecture; ignored",
         "N.gguf: tensor 'blk.1.attn_q.weight' has 2 NaN/Inf values (first at element 5)",
     };
     CHECK(warnings == expected);
@@ -584,6 +584,25 @@ TEST_CASE("gguf: K-format tensors whose d or dmin is not finite, or whose rows a
     require_rejected(odd, "tensor 'k' has rows of 288 values, not a multiple of the " + std::string(element_name(type)) +
                               " block of 256");
   }
+}
+
+TEST_CASE("gguf: rope_freqs.weight divides the RoPE frequencies; a bad one is refused", "[gguf]") {
+  auto with_freqs = [](ElementType type, std::vector<int64_t> shape, std::vector<float> values) {
+    GgufWriter w = random_llama(tiny_options());  // head dim 8: 4 frequencies
+    w.add_tensor("rope_freqs.weight", type, shape, values);
+    return w.to_bytes();
+  };
+  const Bytes good = with_freqs(ElementType::F32, {4}, {1.0f, 1.5f, 4.0f, 8.0f});
+  const GgufFile f(good, "R.gguf");
+  std::vector<std::string> warnings;
+  const LlamaWeights m = load_llama(f, warnings);
+  CHECK(warnings.empty());
+  CHECK(m.config.rope.frequency_divisors == std::vector<double>{1.0, 1.5, 4.0, 8.0});
+  CHECK(m.config.infini.rope.frequency_divisors == m.config.rope.frequency_divisors);
+  require_rejected(with_freqs(ElementType::F32, {3}, {1, 1, 1}), "tensor 'rope_freqs.weight' has shape [3]");
+  require_rejected(with_freqs(ElementType::F16, {4}, {1, 1, 1, 1}), "tensor 'rope_freqs.weight' must be f32, got f16");
+  require_rejected(with_freqs(ElementType::F32, {4}, {1, 1, -2, 1}),
+                   "tensor 'rope_freqs.weight': rope: frequency divisor 2 is -2, not finite and > 0");
 }
 
 TEST_CASE("gguf: the synthetic vocabulary is unique and grows by extension", "[gguf]") {

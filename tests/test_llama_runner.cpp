@@ -133,6 +133,41 @@ TEST_CASE_METHOD(GpuTest, "a random GGUF model runs on the device as the referen
   CHECK(err(runner.forward(ids, true), want) <= tolerance(type));
 }
 
+TEST_CASE_METHOD(GpuTest, "a model with rope_freqs (Llama 3.1 scaling) runs as the reference, and differently",
+                 "[gpu][model][gguf]") {
+  model::RandomLlamaOptions ro;
+  ro.vocab = 300;
+  ro.embd = 64;
+  ro.heads = 4;  // head dim 16: 8 frequencies
+  ro.heads_kv = 2;
+  ro.ffn = 96;
+  ro.segment = 6;
+  const std::vector<int32_t> ids = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12, 13, 14};
+  auto logits_of = [&](bool freqs, double* reference_err) {
+    model::GgufWriter w = model::random_llama(ro);
+    if (freqs) w.add_tensor("rope_freqs.weight", ElementType::F32, {8}, std::vector<float>{1, 1, 1.5f, 3, 8, 8, 8, 8});
+    const std::vector<std::byte> bytes = w.to_bytes();
+    const model::GgufFile file(bytes, "freqs.gguf");
+    const model::LlamaWeights weights = model::load_llama(file);
+    CHECK(weights.config.rope.frequency_divisors.size() == (freqs ? 8u : 0u));
+    RunnerOptions o;
+    o.infini = weights.config.infini;
+    model::LlamaRunner runner(dev(), weights, o);
+    const std::vector<float> got = runner.forward(ids, true);
+    *reference_err = err(got, model::LlamaReference(weights, o.infini).prefill(ids));
+    return got;
+  };
+  double with_err = 0, without_err = 0;
+  const std::vector<float> with = logits_of(true, &with_err), without = logits_of(false, &without_err);
+  // Random weights make attention nearly uniform, so RoPE moves these logits little; the device
+  // must still follow the divisors to well within that move.
+  const double moved = nmse(std::span<const float>(with), std::span<const float>(without));
+  INFO("rope_freqs moved the logits by nmse " << moved << "; device vs reference " << with_err);
+  CHECK(moved > 1e-10);
+  CHECK(with_err <= moved / 100);
+  CHECK(without_err <= tolerance(ElementType::F32));
+}
+
 TEST_CASE_METHOD(GpuTest, "a quantized model runs as the reference on its dequantized weights, near the f16 model",
                  "[gpu][model][gguf][quant]") {
   const QuantScheme scheme = GENERATE(QuantScheme::Q8_0, QuantScheme::Q4_0, QuantScheme::Q4_K_M, QuantScheme::Q5_K_M,

@@ -213,3 +213,41 @@ TEST_CASE("rope type and layout names follow Hugging Face", "[rope]") {
   REQUIRE(std::string(rope_layout_name(RopeLayout::Neox)) == "neox");
   REQUIRE(std::string(rope_layout_name(RopeLayout::Interleaved)) == "interleaved");
 }
+
+TEST_CASE("rope frequency divisors (GGUF rope_freqs) give Llama 3.1's scaling as HF computes it", "[rope]") {
+  // The divisors a GGUF converter writes for Llama 3.1 scaling, from the rope_scaling fields:
+  // 1 for wavelengths under L0 / high_freq_factor, the factor above L0 / low_freq_factor, and
+  // 1 / ((1 - s) / factor + s) between, s = (L0 / wavelength - low) / (high - low).
+  RopeConfig llama3;
+  llama3.type = RopeType::Llama3;
+  llama3.base = 10000;
+  llama3.factor = 8;
+  llama3.original_max_position_embeddings = 64;
+  llama3.low_freq_factor = 1;
+  llama3.high_freq_factor = 4;
+  const int d = 16;
+  RopeConfig divided;
+  divided.base = 10000;
+  for (int i = 0; i < d / 2; ++i) {
+    const double wavelength = 2 * std::numbers::pi * std::pow(10000.0, 2.0 * i / d);
+    double divisor = 1;
+    if (wavelength > 64.0) divisor = 8;
+    else if (wavelength >= 16.0) {
+      const double s = (64.0 / wavelength - 1) / (4 - 1);
+      divisor = 1 / ((1 - s) / 8 + s);
+    }
+    divided.frequency_divisors.push_back(divisor);
+  }
+  const RopeFrequencies want = rope_frequencies(llama3, d, 0), got = rope_frequencies(divided, d, 0);
+  REQUIRE(got.inv_freq.size() == want.inv_freq.size());
+  for (size_t i = 0; i < got.inv_freq.size(); ++i) CHECK_THAT(got.inv_freq[i], WithinRel(want.inv_freq[i], 1e-14));
+  CHECK(divided.frequency_divisors[0] == 1);  // the bands all occur at this size
+  CHECK(divided.frequency_divisors[1] > 1);
+  CHECK(divided.frequency_divisors[1] < 8);
+  CHECK(divided.frequency_divisors[7] == 8);
+
+  divided.frequency_divisors.pop_back();
+  CHECK_THROWS_WITH(rope_frequencies(divided, d, 0), Catch::Contains("7 frequency divisors for 8 frequencies"));
+  divided.frequency_divisors.push_back(0);
+  CHECK_THROWS_WITH(rope_frequencies(divided, d, 0), Catch::Contains("frequency divisor 7 is"));
+}

@@ -25,6 +25,10 @@ struct RopeConfig {
   std::optional<double> attention_factor;        // yarn; default 0.1 ln(factor) + 1
   double low_freq_factor = 1.0;                  // llama3
   double high_freq_factor = 4.0;                 // llama3
+  // Per-frequency divisors of theta_i (rotary_dim / 2 of them, finite and > 0), applied after the
+  // type's own frequencies: GGUF files carry Llama 3.1-style scaling this way (rope_freqs.weight,
+  // which llama.cpp divides the frequencies by). Empty: none.
+  std::vector<double> frequency_divisors;
 };
 
 struct RopeFrequencies {

@@ -11,6 +11,7 @@
 
 #include "infini/error.hpp"
 #include "text/pre_tokenizer.hpp"
+#include "util/block_codec.hpp"
 #include "model/weight_scan.hpp"
 #include "infini/printable.hpp"
 
@@ -189,6 +190,20 @@ class Loader {
       }
       w.layers.push_back(std::move(l));
     }
+    // Llama 3.1-style RoPE scaling, as per-frequency divisors of theta_i (llama.cpp's freq_factors).
+    if (f_.find_tensor("rope_freqs.weight")) {
+      const int64_t rotary = c.rope.rotary_dim == 0 ? c.head_dim : c.rope.rotary_dim;
+      const TensorView t = tensor("rope_freqs.weight", {rotary / 2}, "(rotary dim / 2)");
+      if (t.type != ElementType::F32) fail("tensor 'rope_freqs.weight' must be f32, got " + std::string(element_name(t.type)));
+      std::vector<double> divisors(static_cast<std::size_t>(rotary / 2));
+      decode_blocks(t.type, t.data, 0, divisors.size(), divisors.data());
+      w.config.rope.frequency_divisors = std::move(divisors);
+      try {
+        (void)rope::rope_frequencies(w.config.rope, static_cast<int>(c.head_dim), 0);
+      } catch (const Error& e) {
+        fail(std::string("tensor 'rope_freqs.weight': ") + e.what());
+      }
+    }
   }
 
   // ---- vocabulary ----
@@ -291,7 +306,6 @@ class Loader {
       if (used_.contains(t.name)) continue;
       if (++unused <= kMaxUnusedListed) {
         std::string why = "is not used by the llama architecture; ignored";
-        if (t.name == "rope_freqs.weight") why = "(llama3 per-frequency RoPE factors) is not supported; ignored";
         warn("tensor '" + printable(t.name, true, 64) + "' " + why);
       }
     }

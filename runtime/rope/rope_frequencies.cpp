@@ -104,6 +104,14 @@ std::vector<double> llama3_inv_freq(const RopeConfig& c, int d) {
 
 }  // namespace
 
+namespace {
+std::string format_double(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+}  // namespace
+
 RopeFrequencies rope_frequencies(const RopeConfig& config, int head_dim, int64_t current_length) {
   if (config.type == RopeType::None) {
     if (head_dim <= 0) fail("head dim must be positive, got " + std::to_string(head_dim));
@@ -147,6 +155,17 @@ RopeFrequencies rope_frequencies(const RopeConfig& config, int head_dim, int64_t
     case RopeType::Llama3:
       out.inv_freq = llama3_inv_freq(config, d);
       break;
+  }
+  if (!config.frequency_divisors.empty()) {
+    if (config.frequency_divisors.size() != out.inv_freq.size())
+      fail(std::to_string(config.frequency_divisors.size()) + " frequency divisors for " +
+           std::to_string(out.inv_freq.size()) + " frequencies (rotary dim " + std::to_string(d) + " / 2)");
+    for (size_t i = 0; i < out.inv_freq.size(); ++i) {
+      const double divisor = config.frequency_divisors[i];
+      if (!std::isfinite(divisor) || divisor <= 0)
+        fail("frequency divisor " + std::to_string(i) + " is " + format_double(divisor) + ", not finite and > 0");
+      out.inv_freq[i] /= divisor;
+    }
   }
   return out;
 }
