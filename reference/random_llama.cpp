@@ -110,6 +110,7 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
     w.set_bool("tokenizer.ggml.add_bos_token", true);
   }
   w.set_bool("tokenizer.ggml.add_eos_token", false);
+  if (!o.chat_template.empty()) w.set_string("tokenizer.chat_template", o.chat_template);
 
   constexpr double kStd = 0.02;
   const double kUniform = std::sqrt(3.0);  // spread of a uniform distribution with std 1

@@ -28,6 +28,7 @@ struct RandomLlamaOptions {
   std::optional<QuantScheme> scheme;     // when set, the matrices' types come from it (not dtype)
   std::string tokenizer = "spm";         // "spm" (SentencePiece) or "gpt2" (byte-level BPE, vocab >= 260)
   std::string pre = "llama-bpe";         // tokenizer.ggml.pre of a gpt2 vocabulary
+  std::string chat_template;             // tokenizer.chat_template, written when not empty
   uint64_t seed = 1;
   bool tied = false;                   // no output.weight: the output reuses token_embd
   bool infini = true;                  // infini.* keys and blk.N.attn_mem_gate tensors

@@ -59,6 +59,7 @@ struct ModelInfo {
   bool has_infini_keys = false;  // the file carries infini.* keys
   int32_t bos = -1, eos = -1;    // special tokens, -1 when the vocabulary has none
   bool add_bos = true;           // the file asks for BOS at the start of a text
+  std::string chat_template;     // tokenizer.chat_template, empty when absent (infini/chat_template.hpp)
 };
 
 class Model {
@@ -77,9 +78,11 @@ class Model {
   // each; the library never prints them.
   const std::vector<std::string>& warnings() const noexcept;
 
-  // SentencePiece ("llama" vocabulary) tokenization as llama.cpp applies it. Control-token texts
-  // such as "<s>" in `text` are plain text. add_bos throws when the vocabulary has no BOS.
-  std::vector<int32_t> tokenize(std::string_view text, bool add_bos) const;
+  // The file's tokenization (SentencePiece or byte-level BPE) as llama.cpp applies it.
+  // Control-token texts such as "<s>" or "<|im_end|>" in `text` are plain text unless
+  // parse_special (for text made by a chat template, not for untrusted text). add_bos throws
+  // when the vocabulary has no BOS.
+  std::vector<int32_t> tokenize(std::string_view text, bool add_bos, bool parse_special = false) const;
   // Text of `tokens` (a leading BOS and the first piece's dummy-prefix space dropped), so
   // detokenize(tokenize(s, b)) == s for plain text. Out-of-range ids throw.
   std::string detokenize(std::span<const int32_t> tokens) const;

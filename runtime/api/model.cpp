@@ -24,6 +24,7 @@ ModelInfo describe(const model::LlamaWeights& w, const model::RunnerOptions& o, 
   i.memory = o.infini.memory;
   i.has_infini_keys = c.has_infini_keys;
   i.bos = w.vocab.bos, i.eos = w.vocab.eos, i.add_bos = w.vocab.add_bos;
+  i.chat_template = w.vocab.chat_template;
   return i;
 }
 
@@ -105,8 +106,8 @@ const model::Tokenizer& Model::Impl::tokens() const {
   return *tokenizer;
 }
 
-std::vector<int32_t> Model::tokenize(std::string_view text, bool add_bos) const {
-  return impl_->tokens().encode(text, add_bos);
+std::vector<int32_t> Model::tokenize(std::string_view text, bool add_bos, bool parse_special) const {
+  return impl_->tokens().encode(text, add_bos, parse_special);
 }
 
 std::string Model::detokenize(std::span<const int32_t> tokens) const { return impl_->tokens().decode(tokens); }

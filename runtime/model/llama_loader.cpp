@@ -259,6 +259,7 @@ class Loader {
     }
     if (f_.has("tokenizer.ggml.add_bos_token")) v.add_bos = f_.get_bool("tokenizer.ggml.add_bos_token");
     if (f_.has("tokenizer.ggml.add_eos_token")) v.add_eos = f_.get_bool("tokenizer.ggml.add_eos_token");
+    if (f_.has("tokenizer.chat_template")) v.chat_template = f_.get_string("tokenizer.chat_template");
   }
 
   // ---- Infini-attention additions ----

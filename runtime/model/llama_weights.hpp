@@ -80,6 +80,7 @@ struct Vocabulary {
   int32_t bos = -1, eos = -1, unknown = -1, padding = -1;
   bool add_bos = true;               // tokenizer.ggml.add_bos_token (BPE default: the pre-tokenizer's)
   bool add_eos = false;              // tokenizer.ggml.add_eos_token
+  std::string chat_template;         // tokenizer.chat_template (empty if absent)
 };
 
 struct LlamaWeights {

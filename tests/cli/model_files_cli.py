@@ -2,12 +2,14 @@
 """The model-file commands end to end: `infini make-model --tokenizer gpt2` for every
 pre-tokenizer and `infini tokenize` on it (ids that decode back into the text, BOS as the
 file asks, special tokens only with --special), a K-quant scheme made directly and by `infini
-quantize`, and bad input to each as a one-line error. About 10 s, no device needed.
+quantize`, `infini run --chat` with the template recognised from the file, and bad input to each
+as a one-line error. A few seconds.
 
 Usage: model_files_cli.py PATH_TO_INFINI
 """
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -59,6 +61,29 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0 and "quantized as q4_k_m" in r.stdout, f"quantize q4_k_m: {r.stdout} {r.stderr}")
     with open(direct, "rb") as a, open(quantized, "rb") as b:
         check(a.read() == b.read(), "make-model --dtype q4_k_m and quantize --type q4_k_m differ")
+
+    # Chat: the template recognised from the file's tokenizer.chat_template gives the same replies as
+    # naming it; one reply line per message.
+    chat_model = os.path.join(tmp, "chat.gguf")
+    template = "{% for m in messages %}<|im_start|>{{ m.role }}\\n{{ m.content }}<|im_end|>\\n{% endfor %}"
+    r = run(["make-model", "--out", chat_model, "--tokenizer", "gpt2", "--pre", "qwen2", "--chat-template", template]
+            + shape)
+    check(r.returncode == 0, f"make-model --chat-template: {r.stderr.strip()}")
+    dialogue = b"Hello there\nAnd now?\n"
+
+    def chat_run(args):  # a random model's replies are any bytes, not UTF-8 text
+        r = subprocess.run([INFINI] + args, input=dialogue, capture_output=True)
+        return r.returncode, r.stdout, r.stderr.decode(errors="replace")
+
+    chat = ["run", "-m", chat_model, "--chat", "--system", "Be terse.", "-n", "6", "--temp", "0"]
+    code, detected, err = chat_run(chat)
+    check(code == 0 and "chat template chatml" in err, f"chat: {err.strip()}")
+    named = chat_run(chat + ["--chat-template", "chatml"])[1]
+    check(detected == named and detected.count(b"\n") == 2, f"chat replies: {detected!r} vs {named!r}")
+    for args, phrase in ((["run", "-m", direct, "--chat"], "no tokenizer.chat_template"),
+                         (chat + ["--chat-template", "vicuna"], "is not one of chatml")):
+        code, _, err = chat_run(args)
+        check(code != 0 and len(err.strip().splitlines()) == 1 and phrase in err, f"chat error: {code} {err!r}")
 
     # Bad input: one line on stderr and a non-zero exit.
     missing = os.path.join(tmp, "missing.gguf")

@@ -57,6 +57,7 @@ const RegisterCommand registration{
                      "from a built-in text; --vocab >= 260)")
           ->check(CLI::IsMember({"spm", "gpt2"}))
           ->capture_default_str();
+      app.add_option("--chat-template", o.chat_template, "tokenizer.chat_template text to write (a Jinja template)");
       app.add_option("--pre", o.pre, "tokenizer.ggml.pre of a gpt2 vocabulary: llama-bpe|qwen2|gpt-2|default")
           ->check(CLI::IsMember({"llama-bpe", "llama3", "qwen2", "gpt-2", "default"}))
           ->capture_default_str();

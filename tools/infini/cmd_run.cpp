@@ -9,6 +9,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "chat_loop.hpp"
 #include "command.hpp"
 #include "infini/npy.hpp"
 #include "stopwatch.hpp"
@@ -27,6 +28,8 @@ struct RunArgs {
   int64_t checkpoint_every = 0;  // segments between checkpoints during prefill (0: none)
   bool resume = false;           // the input restarts the stream the state was saved from
   std::string logits_out;
+  bool chat = false;
+  std::string chat_template, system;
 };
 
 std::string read_input(const RunArgs& args) {
@@ -51,7 +54,20 @@ size_t resume_point(const std::string& state_file, int64_t held, size_t input) {
   return size_t(held);
 }
 
+int run_chat_mode(const RunArgs& args) {
+  if (!args.prompt.empty() || !args.load_state.empty() || !args.save_state.empty() || args.resume ||
+      args.checkpoint_every > 0 || !args.logits_out.empty())
+    throw Error("--chat reads messages from stdin (-f FILE for a file of them) and takes no -p or state options");
+  OpenModel m = open_model(args.model);
+  const ChatArgs chat{args.chat_template, args.system, args.generate, args.sampling, args.quiet};
+  if (args.file.empty()) return run_chat(m, chat, std::cin);
+  std::ifstream in(args.file, std::ios::binary);
+  if (!in) throw Error(args.file + ": cannot open");
+  return run_chat(m, chat, in);
+}
+
 int run_text(const RunArgs& args) {
+  if (args.chat) return run_chat_mode(args);
   if (args.checkpoint_every > 0 && args.save_state.empty()) throw Error("--checkpoint-every needs --save-state");
   if (args.resume && args.load_state.empty()) throw Error("--resume needs --load-state");
   const std::string text = read_input(args);
@@ -134,6 +150,13 @@ const RegisterCommand registration{
                    " command with --load-state STATE --resume");
       app.add_option("--logits-out", args->logits_out,
                      "Write the logits of the last input position as float32 [vocab] .npy (atomic write)");
+      app.add_flag("--chat", args->chat,
+                   "Chat: one user message per line of stdin (or -f), each reply (up to -n tokens) printed, until "
+                   "an empty line");
+      app.add_option("--chat-template", args->chat_template,
+                     "With --chat: chatml|llama3|gemma|mistral-v1|mistral-v3|mistral-v7|llama2|llama2-sys (default: "
+                     "recognised from the file's tokenizer.chat_template)");
+      app.add_option("--system", args->system, "With --chat: a system message first");
       return [args] { return run_text(*args); };
     }};
 
