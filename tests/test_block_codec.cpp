@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "infini/error.hpp"
@@ -226,6 +227,56 @@ TEST_CASE("a K-format block whose d or dmin is NaN or infinite is found", "[quan
   CHECK(first_bad_scale(ElementType::Q6_K, q6) == -1);
   q6[208 + 1] = std::byte(0x7e);  // the first block's d becomes a NaN
   CHECK(first_bad_scale(ElementType::Q6_K, q6) == 0);
+}
+
+// 16 super-blocks of 256 values: uniform, Gaussian-like, heavy-tailed, all negative, large,
+// tiny, sparse (mostly zero), a zero block, steps of repeated values; from a fixed integer
+// generator, so every platform encodes the same floats.
+std::vector<float> quant_parity_input() {
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto uniform = [&]() {  // in [0, 1)
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return double(state >> 40) / double(1ull << 24);
+  };
+  std::vector<float> x;
+  for (int block = 0; block < 16; ++block)
+    for (int i = 0; i < 256; ++i) {
+      const double u = uniform(), v = uniform();
+      const double gauss = (u + v + uniform() + uniform() - 2.0) * 1.7;
+      double value = 0;
+      switch (block % 8) {
+        case 0: value = u - 0.5; break;
+        case 1: value = gauss * 0.02; break;
+        case 2: value = 0.01 * std::tan(3.0 * (u - 0.5)); break;
+        case 3: value = -std::fabs(gauss) * 3 - 0.5; break;
+        case 4: value = gauss * 150.0; break;
+        case 5: value = gauss * 1e-6; break;
+        case 6: value = v < 0.1 ? gauss : 0.0; break;
+        case 7: value = block == 7 ? 0.0 : std::floor(u * 5) * 0.25 - 0.5; break;
+      }
+      x.push_back(float(value));
+    }
+  return x;
+}
+
+uint64_t fnv1a(std::span<const std::byte> bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (std::byte b : bytes) h = (h ^ uint64_t(b)) * 0x100000001b3ull;
+  return h;
+}
+
+TEST_CASE("every encoder writes the bytes ggml's reference quantizer writes", "[quant]") {
+  // FNV-1a hashes of what quantize_row_q8_0_ref, _q4_0_ref, _q4_K_ref, _q5_K_ref and _q6_K_ref
+  // (libggml-base of @node-llama-cpp/linux-x64-vulkan 3.22.1) wrote for these floats. Beyond
+  // this input, the encoders matched those functions byte for byte on about 30,000 more values
+  // of other distributions when they were written.
+  const std::vector<float> x = quant_parity_input();
+  REQUIRE(x.size() == 16 * 256);
+  CHECK(fnv1a(encode_blocks(ElementType::Q8_0, x)) == 0x5a8816b954e2e97dull);
+  CHECK(fnv1a(encode_blocks(ElementType::Q4_0, x)) == 0x852db98736b02c91ull);
+  CHECK(fnv1a(encode_blocks(ElementType::Q4_K, x)) == 0x7b3a2d1842183da3ull);
+  CHECK(fnv1a(encode_blocks(ElementType::Q5_K, x)) == 0x9295db6dbda8eddbull);
+  CHECK(fnv1a(encode_blocks(ElementType::Q6_K, x)) == 0x70de8f104ed534f8ull);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #pragma once
 // Quantizing a GGUF model file: every weight matrix is re-encoded in the type its scheme gives it
-// (round to nearest with the format's own scale rule, no importance matrix); norms, the
+// (the bytes ggml's reference quantizers write, no importance matrix); norms, the
 // Infini-attention gates and anything else stay as they are, and every metadata key is copied
 // (general.file_type names the scheme as llama.cpp numbers it).
 #include <cstdint>

@@ -83,37 +83,102 @@ void decode_super_block(ElementType type, const std::byte* block, double* out) {
   }
 }
 
-// Round-to-nearest encoders of the K formats, following the formats' scale rules without ggml's
-// iterative search: a sub-block's scale (and, for Q4_K/Q5_K, its min) comes from its extremes,
-// the scales are quantized against the super-block's largest, and the values are rounded against
-// the quantized scales.
+// The K formats' encoders, as ggml's reference quantizers (no importance matrix) choose scales:
+// each sub-block's scale (and min) is the best of a few candidates around the one its extremes
+// give, by weighted least squares on the rounded values; the sub-block scales are then quantized
+// against the super-block's largest and the values rounded again against the quantized scales.
+int nearest(float v) { return int(std::lrintf(v)); }
+
+// Q4_K/Q5_K: the scale and the min (returned as a value >= 0 to subtract) of one sub-block of
+// n values on levels 0..top, trying iscale = (top + rmin + rdelta * step) / (max - min) for each
+// step, the weights favouring large values; `levels` gets the chosen candidate's levels.
+float fit_scale_min(const float* x, const float* w, int n, int top, float rmin, float rdelta, int steps, float& min_out,
+                    int* levels_out) {
+  float lo = x[0], hi = x[0], sum_w = w[0], sum_x = w[0] * x[0];
+  for (int i = 1; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+    sum_w += w[i];
+    sum_x += w[i] * x[i];
+  }
+  if (lo > 0) lo = 0;
+  if (hi == lo) {
+    std::fill_n(levels_out, n, 0);
+    min_out = -lo;
+    return 0;
+  }
+  const auto levels = [&](float iscale, float offset, int i) { return std::clamp(nearest(iscale * (x[i] - offset)), 0, top); };
+  float iscale = float(top) / (hi - lo), scale = 1 / iscale, best = 0;
+  for (int i = 0; i < n; ++i) {
+    levels_out[i] = levels(iscale, lo, i);
+    const float diff = scale * float(levels_out[i]) + lo - x[i];
+    best += w[i] * diff * diff;
+  }
+  for (int step = 0; step <= steps; ++step) {
+    const float candidate = (rmin + rdelta * float(step) + float(top)) / (hi - lo);
+    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+    int tried[32];
+    for (int i = 0; i < n; ++i) {
+      tried[i] = levels(candidate, lo, i);
+      const float l = float(tried[i]);
+      sum_l += w[i] * l;
+      sum_l2 += w[i] * l * l;
+      sum_xl += w[i] * l * x[i];
+    }
+    const float det = sum_w * sum_l2 - sum_l * sum_l;
+    if (det <= 0) continue;
+    float this_scale = (sum_w * sum_xl - sum_x * sum_l) / det;
+    float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / det;
+    if (this_min > 0) {
+      this_min = 0;
+      this_scale = sum_xl / sum_l2;
+    }
+    float error = 0;
+    for (int i = 0; i < n; ++i) {
+      const float diff = this_scale * float(tried[i]) + this_min - x[i];
+      error += w[i] * diff * diff;
+    }
+    if (error < best) {
+      std::copy_n(tried, n, levels_out);
+      best = error;
+      scale = this_scale;
+      lo = this_min;
+    }
+  }
+  min_out = -lo;
+  return scale;
+}
+
 void encode_q45_k(const float* x, std::byte* block, bool five) {
   const int top = five ? 31 : 15;
   float scale[8], min[8], max_scale = 0, max_min = 0;
+  int levels[256];
   for (unsigned s = 0; s < 8; ++s) {
-    float lo = 0, hi = x[32 * s];  // the min is at most 0, as in ggml
-    for (unsigned l = 0; l < 32; ++l) {
-      lo = std::min(lo, x[32 * s + l]);
-      hi = std::max(hi, x[32 * s + l]);
-    }
-    scale[s] = std::max(0.0f, hi - lo) / float(top);
-    min[s] = -lo;
+    float sum_x2 = 0, w[32];
+    for (unsigned l = 0; l < 32; ++l) sum_x2 += x[32 * s + l] * x[32 * s + l];
+    const float av_x = std::sqrt(sum_x2 / 32);
+    for (unsigned l = 0; l < 32; ++l) w[l] = av_x + std::fabs(x[32 * s + l]);
+    scale[s] = five ? fit_scale_min(x + 32 * s, w, 32, top, -0.5f, 0.1f, 15, min[s], levels + 32 * s)
+                    : fit_scale_min(x + 32 * s, w, 32, top, -1.0f, 0.1f, 20, min[s], levels + 32 * s);
     max_scale = std::max(max_scale, scale[s]);
     max_min = std::max(max_min, min[s]);
   }
   const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f, inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
   std::memset(block, 0, five ? 176 : 144);
+  for (unsigned s = 0; s < 8; ++s)
+    pack_scale_min(block + 4, s, unsigned(std::min(63, nearest(inv_scale * scale[s]))),
+                   unsigned(std::min(63, nearest(inv_min * min[s]))));
   put_half(block, max_scale / 63.0f);
   put_half(block + 2, max_min / 63.0f);
   const float d = half_at(block), dmin = half_at(block + 2);
   std::byte* qs = block + (five ? 48 : 16);
   for (unsigned s = 0; s < 8; ++s) {
-    const auto ls = unsigned(std::min(63L, std::lround(inv_scale * scale[s])));
-    const auto lm = unsigned(std::min(63L, std::lround(inv_min * min[s])));
-    pack_scale_min(block + 4, s, ls, lm);
+    unsigned ls, lm;
+    unpack_scale_min(block + 4, s, ls, lm);
     const float step = d * float(ls), offset = dmin * float(lm);
     for (unsigned l = 0; l < 32; ++l) {
-      const long n = step > 0 ? std::clamp(std::lround((x[32 * s + l] + offset) / step), 0L, long(top)) : 0L;
+      // A scale quantized to 0 keeps the fit's levels (they decode to -offset all the same).
+      const int n = step != 0 ? std::clamp(nearest((x[32 * s + l] + offset) / step), 0, top) : levels[32 * s + l];
       const unsigned at = 32 * (s / 2) + l;
       qs[at] = std::byte(uint8_t(byte_at(qs, at) | unsigned(n & 15) << (4 * (s % 2))));
       if (five) block[16 + l] = std::byte(uint8_t(byte_at(block, 16 + l) | unsigned(n >> 4) << s));
@@ -121,31 +186,66 @@ void encode_q45_k(const float* x, std::byte* block, bool five) {
   }
 }
 
+// Q6_K: a sub-block of 16 on levels -32..31; the scale maps the value of largest magnitude to -32,
+// then the best of nearby scales by least squares weighted by x^2.
+float fit_symmetric_scale(const float* x, int n, int* levels_out) {
+  constexpr int top = 32;
+  float extreme = 0, amax = 0;
+  for (int i = 0; i < n; ++i)
+    if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), extreme = x[i];
+  std::fill_n(levels_out, n, -top);  // stored as 0, as ggml leaves a sub-block of zeros
+  if (amax < 1e-15f) return 0;
+  const auto level = [&](float iscale, int i) { return float(std::clamp(nearest(iscale * x[i]), -top, top - 1)); };
+  const auto sums = [&](float iscale, float& sum_xl, float& sum_l2) {
+    sum_xl = sum_l2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const float l = level(iscale, i), w = x[i] * x[i];
+      sum_xl += w * x[i] * l;
+      sum_l2 += w * l * l;
+    }
+  };
+  const auto keep = [&](float iscale) {
+    for (int i = 0; i < n; ++i) levels_out[i] = int(level(iscale, i));
+  };
+  float sum_xl, sum_l2;
+  sums(-float(top) / extreme, sum_xl, sum_l2);
+  keep(-float(top) / extreme);
+  float scale = sum_l2 != 0 ? sum_xl / sum_l2 : 0.0f, best = scale * sum_xl;
+  for (int step = -9; step <= 9; ++step) {
+    if (step == 0) continue;
+    const float iscale = -(float(top) + 0.1f * float(step)) / extreme;
+    sums(iscale, sum_xl, sum_l2);
+    if (sum_l2 > 0 && sum_xl * sum_xl > best * sum_l2) {
+      keep(iscale);
+      scale = sum_xl / sum_l2;
+      best = scale * sum_xl;
+    }
+  }
+  return scale;
+}
+
 void encode_q6_k(const float* x, std::byte* block) {
-  // Each sub-block of 16 maps its value of largest magnitude to -32; the sub-block scales are
-  // int8 against the super-block's largest (which maps to -128).
-  float scale[16], max_scale = 0;
+  float scale[16], max_scale = 0, max_abs = 0;
+  int levels[256];
   for (unsigned s = 0; s < 16; ++s) {
-    float extreme = 0;
-    for (unsigned l = 0; l < 16; ++l)
-      if (std::fabs(x[16 * s + l]) > std::fabs(extreme)) extreme = x[16 * s + l];
-    scale[s] = extreme / -32.0f;
-    if (std::fabs(scale[s]) > std::fabs(max_scale)) max_scale = scale[s];
+    scale[s] = fit_symmetric_scale(x + 16 * s, 16, levels + 16 * s);
+    if (std::fabs(scale[s]) > max_abs) max_abs = std::fabs(scale[s]), max_scale = scale[s];
   }
   std::memset(block, 0, 210);
-  const float inv = max_scale != 0 ? -128.0f / max_scale : 0.0f;
-  put_half(block + 208, max_scale != 0 ? 1.0f / inv : 0.0f);
+  if (max_abs < 1e-15f) return;  // all zero: d = 0
+  const float inv = -128.0f / max_scale;
+  put_half(block + 208, 1.0f / inv);
+  for (unsigned s = 0; s < 16; ++s) block[192 + s] = std::byte(uint8_t(int8_t(std::min(127, nearest(inv * scale[s])))));
   const float d = half_at(block + 208);
   for (unsigned s = 0; s < 16; ++s) {
-    const auto ls = int8_t(std::min(127L, std::lround(inv * scale[s])));
-    block[192 + s] = std::byte(uint8_t(ls));
-    const float step = d * float(ls);
+    const float step = d * float(static_cast<int8_t>(block[192 + s]));
     for (unsigned l = 0; l < 16; ++l) {
       const unsigned i = 16 * s + l, half = i / 128, q = i % 128 / 32, r = i % 32;
-      const long n = (step != 0 ? std::clamp(std::lround(x[i] / step), -32L, 31L) : 0L) + 32;
+      // A scale quantized to 0 keeps the fit's levels (they decode to 0 all the same).
+      const unsigned n = unsigned((step != 0 ? std::clamp(nearest(x[i] / step), -32, 31) : levels[i]) + 32);
       const unsigned lo_at = 64 * half + 32 * (q % 2) + r, hi_at = 128 + 32 * half + r;
-      block[lo_at] = std::byte(uint8_t(byte_at(block, lo_at) | unsigned(n & 15) << (4 * (q / 2))));
-      block[hi_at] = std::byte(uint8_t(byte_at(block, hi_at) | unsigned(n >> 4) << (2 * q)));
+      block[lo_at] = std::byte(uint8_t(byte_at(block, lo_at) | (n & 15) << (4 * (q / 2))));
+      block[hi_at] = std::byte(uint8_t(byte_at(block, hi_at) | (n >> 4) << (2 * q)));
     }
   }
 }

@@ -16,11 +16,11 @@ namespace infini {
 // not be whole blocks. The caller has checked that the range lies inside `data`.
 void decode_blocks(ElementType type, std::span<const std::byte> data, uint64_t first, uint64_t count, double* out);
 
-// `values` (a whole number of blocks) in `type`, with the reference rules (no importance
-// matrix): Q8_0 takes d = max|x| / 127 per block and q = round(x / d); Q4_0 takes d = m / -8 for
-// m the value of largest magnitude and n = min(15, round(x / d + 8)); the K formats are described
-// at their encoders in block_codec.cpp (round to nearest against scales taken from each
-// sub-block's extremes, without ggml's iterative scale search). Throws infini::Error when
+// `values` (a whole number of blocks) in `type`, byte for byte as ggml's reference quantizers
+// (quantize_row_*_ref, no importance matrix) write them: Q8_0 takes d = max|x| / 127 per block
+// and q = round(x / d); Q4_0 takes d = m / -8 for m the value of largest magnitude and
+// n = min(15, round(x / d + 8)); the K formats fit each sub-block's scale (and min) by weighted
+// least squares over a few candidates, then quantize the scales (block_codec.cpp). Throws infini::Error when
 // the count is not whole blocks, or a value to put in a block format is not finite.
 std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> values);
 
