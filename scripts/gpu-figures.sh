@@ -4,7 +4,7 @@
 # this repository's Release build in ./build. Prints JSON lines (infini bench) and the peer's
 # table when .peer/run_peer.sh exists (llama.cpp's Vulkan backend on the same models and card).
 #   scripts/gpu-figures.sh [quick]     # quick: skips the 1M-token stream and the GPU tests
-# Takes about 5 minutes on an H100 (quick: 2).
+# Takes about 7 minutes on an H100 (quick: 4).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 infini=./build/infini
@@ -22,14 +22,25 @@ for shape in "--n 5632 --k 2048" "--n 2048 --k 5632" "--n 32000 --k 2048"; do
   # shellcheck disable=SC2086
   $infini bench --workload peak_fma,bandwidth,matmul --m 1 $shape --dtype f32-f16 --matmul-kernel auto,tiled --repeat 20
 done
+step "one-row matmuls with quantized weights (decode of quantized files)"
+$infini bench --workload bandwidth,matmul --m 1 --n 5632 --k 2048 \
+  --dtype f32-f16,f32-q8_0,f32-q4_0,f32-q4_k,f32-q5_k,f32-q6_k --matmul-kernel auto --repeat 20
 
 step "models: prefill 512, decode 128 (greedy, argmax on the device)"
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3
 $infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
+step "quantized models: q8_0 and q4_k_m of the same files, logits against f16"
+for t in q8_0 q4_k_m; do
+  $infini quantize "$models/m155.gguf" "$models/m155-$t.gguf" --type $t
+  $infini quantize "$models/m1b.gguf" "$models/m1b-$t.gguf" --type $t
+  $infini bench --workload bandwidth,model --model "$models/m155-$t.gguf" --reference-model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3
+  $infini bench --workload bandwidth,model --model "$models/m1b-$t.gguf" --reference-model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
+done
 if [ -x .peer/run_peer.sh ]; then
   step "peer: llama.cpp Vulkan on the same files"
   .peer/run_peer.sh "$models/m155.gguf" --fa on
   .peer/run_peer.sh "$models/m1b.gguf" --fa on
+  .peer/run_peer.sh "$models/m1b-q4_k_m.gguf" --fa on
 fi
 
 if [ "${1:-}" != quick ]; then
