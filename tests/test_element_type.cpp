@@ -34,8 +34,17 @@ TEST_CASE("Element types: one row each, found again by GGUF id and by name", "[e
   CHECK(element_traits(ElementType::Q8_0).block_bytes == 2 + 32);
   CHECK(element_type_from_ggml(2) == ElementType::Q4_0);
   CHECK(element_traits(ElementType::Q4_0).block_bytes == 2 + 16);
-  CHECK_FALSE(element_type_from_ggml(12));  // Q4_K: not stored by infini yet
-  CHECK_FALSE(element_type_from_name("q4_k"));
+  // K formats: super-blocks of 256 (f16 d and dmin + 12 scale bytes + quants; Q6_K: quants,
+  // 16 int8 scales, f16 d).
+  CHECK(element_type_from_ggml(12) == ElementType::Q4_K);
+  CHECK(element_traits(ElementType::Q4_K).block_bytes == 2 + 2 + 12 + 128);
+  CHECK(element_type_from_ggml(13) == ElementType::Q5_K);
+  CHECK(element_traits(ElementType::Q5_K).block_bytes == 2 + 2 + 12 + 32 + 128);
+  CHECK(element_type_from_ggml(14) == ElementType::Q6_K);
+  CHECK(element_traits(ElementType::Q6_K).block_bytes == 128 + 64 + 16 + 2);
+  CHECK(element_traits(ElementType::Q6_K).block_elements == 256);
+  CHECK_FALSE(element_type_from_ggml(11));  // Q3_K: not stored by infini
+  CHECK_FALSE(element_type_from_name("q3_k"));
 }
 
 TEST_CASE("Element bytes: whole blocks only, no overflow", "[element_type]") {
