@@ -95,7 +95,10 @@ std::vector<double> LlamaReference::forward(std::span<const int32_t> tokens, boo
   for (size_t l = 0; l < layers_.size(); ++l) {
     const LlamaLayerWeights& w = weights_.layers[l];
     Vec h = rms_norm(x, T, w.attn_norm, c.rms_eps);
-    const Vec q = project(w.wq, h, T), k = project(w.wk, h, T), v = project(w.wv, h, T);
+    Vec q = project(w.wq, h, T), k = project(w.wk, h, T), v = project(w.wv, h, T);
+    add_bias_rows(q, w.bq);
+    add_bias_rows(k, w.bk);
+    add_bias_rows(v, w.bv);
     // [T][Hq][Dv] with heads side by side: the concatenation W_O expects.
     const Vec a = decode ? layers_[l].decode_token(q, k, v) : layers_[l].prefill(q, k, v, T);
     add(x, project(w.wo, a, T));

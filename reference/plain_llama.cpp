@@ -129,8 +129,10 @@ std::vector<double> plain_llama_logits(const LlamaWeights& weights, std::span<co
   const RopeTables rope = rope_tables(c.rope, c.head_dim, T);
   for (const LlamaLayerWeights& layer : weights.layers) {
     const Vec normed = rms_norm(hidden, layer.attn_norm, c.rms_eps);
-    Vec q = linear(normed, layer.wq), k = linear(normed, layer.wk);
-    const Vec v = linear(normed, layer.wv);
+    Vec q = linear(normed, layer.wq), k = linear(normed, layer.wk), v = linear(normed, layer.wv);
+    add_bias_rows(q, layer.bq);
+    add_bias_rows(k, layer.bk);
+    add_bias_rows(v, layer.bv);
     apply_rotary(q, c.heads, c.head_dim, rope);
     apply_rotary(k, c.heads_kv, c.head_dim, rope);
     const Vec attn = linear(causal_self_attention(q, k, v, T, c.heads, c.heads_kv, c.head_dim), layer.wo);

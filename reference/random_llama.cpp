@@ -61,7 +61,9 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
   check(o.context_length >= 1, "context length must be positive");
 
   GgufWriter w;
-  w.set_string("general.architecture", "llama");
+  check(o.arch == "llama" || o.arch == "qwen2", "architecture '" + o.arch + "' is not llama or qwen2");
+  w.set_string("general.architecture", o.arch);
+  const auto key = [&](const std::string& name) { return o.arch + "." + name; };
   w.set_string("general.name", "infini random llama");
   // llama.cpp's file types: 0 all f32, 1 mostly f16, 2 mostly Q4_0, 7 mostly Q8_0.
   const uint32_t file_type = o.scheme ? quant_scheme_file_type(*o.scheme)
@@ -70,15 +72,15 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
                              : o.dtype == ElementType::Q8_0 ? 7u
                                                             : 0u;
   w.set_u32("general.file_type", file_type);
-  w.set_u32("llama.context_length", static_cast<uint32_t>(std::min<int64_t>(o.context_length, UINT32_MAX)));
-  w.set_u32("llama.embedding_length", static_cast<uint32_t>(o.embd));
-  w.set_u32("llama.block_count", static_cast<uint32_t>(o.layers));
-  w.set_u32("llama.feed_forward_length", static_cast<uint32_t>(o.ffn));
-  w.set_u32("llama.attention.head_count", static_cast<uint32_t>(o.heads));
-  w.set_u32("llama.attention.head_count_kv", static_cast<uint32_t>(o.heads_kv));
-  w.set_f32("llama.attention.layer_norm_rms_epsilon", o.rms_eps);
-  w.set_f32("llama.rope.freq_base", static_cast<float>(o.rope_base));
-  w.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
+  w.set_u32(key("context_length"), static_cast<uint32_t>(std::min<int64_t>(o.context_length, UINT32_MAX)));
+  w.set_u32(key("embedding_length"), static_cast<uint32_t>(o.embd));
+  w.set_u32(key("block_count"), static_cast<uint32_t>(o.layers));
+  w.set_u32(key("feed_forward_length"), static_cast<uint32_t>(o.ffn));
+  w.set_u32(key("attention.head_count"), static_cast<uint32_t>(o.heads));
+  w.set_u32(key("attention.head_count_kv"), static_cast<uint32_t>(o.heads_kv));
+  w.set_f32(key("attention.layer_norm_rms_epsilon"), o.rms_eps);
+  w.set_f32(key("rope.freq_base"), static_cast<float>(o.rope_base));
+  w.set_u32(key("rope.dimension_count"), static_cast<uint32_t>(head_dim));
   if (o.infini) {
     w.set_u32("infini.segment_length", static_cast<uint32_t>(o.segment));
     w.set_string("infini.memory_update", o.update == UpdateRule::Linear ? "linear" : "delta");
@@ -131,6 +133,9 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
     matrix(b + "attn_q.weight", o.embd, q, kStd);
     matrix(b + "attn_k.weight", o.embd, kv, kStd);
     matrix(b + "attn_v.weight", o.embd, kv, kStd);
+    if (o.arch == "qwen2")  // Q/K/V biases
+      for (const auto& [name, width] : {std::pair{"attn_q.bias", q}, std::pair{"attn_k.bias", kv}, std::pair{"attn_v.bias", kv}})
+        w.add_tensor(b + name, ElementType::F32, {width}, uniform(o.seed, b + name, width, 0.0, 0.5));
     matrix(b + "attn_output.weight", q, o.embd, proj_std);
     if (o.infini)  // beta logits: gates between about 0.27 and 0.73
       w.add_tensor(b + "attn_mem_gate", ElementType::F32, {o.heads}, uniform(o.seed, b + "attn_mem_gate", o.heads, 0.0, 1.0));

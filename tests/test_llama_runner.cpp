@@ -133,6 +133,46 @@ TEST_CASE_METHOD(GpuTest, "a random GGUF model runs on the device as the referen
   CHECK(err(runner.forward(ids, true), want) <= tolerance(type));
 }
 
+TEST_CASE_METHOD(GpuTest, "a qwen2 file (Q/K/V biases, NEOX RoPE) runs as both references", "[gpu][model][gguf]") {
+  const ElementType type = GENERATE(ElementType::F32, ElementType::F16);
+  model::RandomLlamaOptions ro;
+  ro.arch = "qwen2";
+  ro.vocab = 300;
+  ro.embd = 64;
+  ro.heads = 4;
+  ro.heads_kv = 2;
+  ro.ffn = 96;
+  ro.dtype = type;
+  ro.segment = 6;
+  const std::vector<int32_t> ids = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12};
+  // With memory over several segments: the Infini-attention reference.
+  {
+    const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
+    const model::GgufFile file(bytes, "qwen2.gguf");
+    const model::LlamaWeights weights = model::load_llama(file);
+    CHECK(weights.config.architecture == "qwen2");
+    CHECK(weights.config.rope.layout == rope::RopeLayout::Neox);
+    REQUIRE(weights.layers[1].bq);
+    REQUIRE(weights.layers[1].bv);
+    RunnerOptions o;
+    o.infini = weights.config.infini;
+    model::LlamaRunner runner(dev(), weights, o);
+    CHECK(err(runner.forward(ids, true), model::LlamaReference(weights, o.infini).prefill(ids)) <= tolerance(type));
+  }
+  // A plain file, memory off, one segment: the independent plain implementation (biases and
+  // NEOX rotation written out there too).
+  ro.infini = false;
+  const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
+  const model::GgufFile file(bytes, "qwen2-plain.gguf");
+  const model::LlamaWeights weights = model::load_llama(file);
+  RunnerOptions o;
+  o.infini.memory = false;
+  o.infini.segment = 64;
+  o.infini.rope = weights.config.rope;
+  model::LlamaRunner runner(dev(), weights, o);
+  CHECK(err(runner.forward(ids, true), model::plain_llama_logits(weights, ids)) <= tolerance(type));
+}
+
 TEST_CASE_METHOD(GpuTest, "a model with rope_freqs (Llama 3.1 scaling) runs as the reference, and differently",
                  "[gpu][model][gguf]") {
   model::RandomLlamaOptions ro;

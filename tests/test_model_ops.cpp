@@ -89,6 +89,29 @@ TEST_CASE_METHOD(GpuTest, "residual add and SwiGLU match float64", "[gpu][ops]")
   }
 }
 
+TEST_CASE_METHOD(GpuTest, "a bias added to every row matches float64", "[gpu][ops]") {
+  const uint32_t width = GENERATE(1u, 7u, 256u), rows = GENERATE(1u, 3u, 301u);
+  const uint32_t count = width * rows;
+  const auto a = random_floats(count, count, -8.0f, 8.0f);
+  const auto b = random_floats(width, width + 5);
+  vk::Buffer da = guarded(dev(), a);
+  vk::Buffer db = ops::upload_tensor(dev(), b, ElementType::F32, "bias");
+  ops::Elementwise kernel(dev(), ops::ElementwiseOp::AddRows);
+  run(dev(), [&](vk::CommandStream& s) {
+    kernel.record(s, vk::BufferRange::whole(da), vk::BufferRange::whole(db), count, width);
+  });
+  std::vector<double> want(count);
+  for (uint32_t i = 0; i < count; ++i) want[i] = double(a[i]) + b[i % width];
+  INFO(rows << " rows of " << width);
+  CHECK(err(ops::download_floats(da, count), want) <= 1e-12);
+  CHECK(guard_intact(da, count));
+  vk::CommandStream stream(dev());
+  stream.begin();
+  CHECK_THROWS_WITH(kernel.record(stream, vk::BufferRange::whole(da), vk::BufferRange::whole(db), 7, 2),
+                    Catch::Contains("not whole rows"));
+  stream.end();
+}
+
 TEST_CASE_METHOD(GpuTest, "embedding gathers f32 and f16 rows exactly", "[gpu][ops]") {
   const ElementType type = GENERATE(ElementType::F32, ElementType::F16);
   const uint32_t vocab = 37, dim = 13;  // odd dim: f16 rows start mid-word

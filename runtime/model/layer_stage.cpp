@@ -85,9 +85,10 @@ void check_stage_fits(const vk::Device& device, const LlamaWeights& w, LayerRang
 struct LayerStage::Kernels {
   ops::Embedding embed;
   ops::RmsNorm norm;
-  ops::Elementwise add, swiglu;
+  ops::Elementwise add, add_rows, swiglu;
   Kernels(vk::Device& d, ElementType embd)
-      : embed(d, embd), norm(d), add(d, ops::ElementwiseOp::Add), swiglu(d, ops::ElementwiseOp::SwiGlu) {}
+      : embed(d, embd), norm(d), add(d, ops::ElementwiseOp::Add), add_rows(d, ops::ElementwiseOp::AddRows),
+        swiglu(d, ops::ElementwiseOp::SwiGlu) {}
 };
 
 // What the host writes before a piece (token ids or hidden states) and reads after it (logits or
@@ -124,14 +125,23 @@ struct LayerStage::Scratch {
   }
 };
 
+namespace {
+// A projection's bias on the device, when the file has one (qwen2's Q/K/V).
+std::unique_ptr<vk::Buffer> upload_bias(vk::Device& d, const std::optional<TensorView>& bias) {
+  return bias ? std::make_unique<vk::Buffer>(upload_f32(d, *bias)) : nullptr;
+}
+}  // namespace
+
 struct LayerStage::Layer {
   vk::Buffer attn_norm, ffn_norm;
+  std::unique_ptr<vk::Buffer> bq, bk, bv;
   ops::RowChunks wq, wk, wv, wo, w_gate, w_up, w_down;
   ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
   std::unique_ptr<ops::InfiniAttentionLayer> attention;
 
   Layer(vk::Device& d, const LlamaLayerWeights& w)
-      : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)),
+      : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)), bq(upload_bias(d, w.bq)),
+        bk(upload_bias(d, w.bk)), bv(upload_bias(d, w.bv)),
         wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
         w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
         mm_q(d, ElementType::F32, w.wq.type), mm_k(d, ElementType::F32, w.wk.type), mm_v(d, ElementType::F32, w.wv.type),
@@ -297,6 +307,9 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
     matmul(l.mm_q, s.h, l.wq, s.q, qd, e);
     matmul(l.mm_k, s.h, l.wk, s.k, kvd, e);
     matmul(l.mm_v, s.h, l.wv, s.v, kvd, e);
+    if (l.bq) k.add_rows.record(stream, whole(s.q), whole(*l.bq), n * qd, qd);
+    if (l.bk) k.add_rows.record(stream, whole(s.k), whole(*l.bk), n * kvd, kvd);
+    if (l.bv) k.add_rows.record(stream, whole(s.v), whole(*l.bv), n * kvd, kvd);
     l.attention->record(stream, {&s.q, 0}, {&s.k, 0}, {&s.v, 0}, s.attn, n, &s.position_io.device_buffer());
     matmul(l.mm_o, s.attn, l.wo, s.h, e, qd);
     k.add.record(stream, whole(s.x), whole(s.h), n * e);

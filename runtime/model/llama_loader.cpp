@@ -7,6 +7,7 @@
 #include <optional>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <string_view>
 
 #include "infini/error.hpp"
@@ -52,6 +53,8 @@ class Loader {
   [[noreturn]] void fail(const std::string& what) const { throw Error(f_.name() + ": " + what); }
   void warn(const std::string& what) { warnings_.push_back(f_.name() + ": " + what); }
   std::string key(std::string_view k) const { return "key '" + std::string(k) + "'"; }
+  // A hyperparameter key of the file's architecture: "llama.block_count", "qwen2.block_count".
+  std::string arch_key(std::string_view name) const { return arch_ + "." + std::string(name); }
 
   // A required (or, with a fallback, optional) integer hyperparameter in [lo, hi].
   int64_t integer(std::string_view k, int64_t lo, int64_t hi, std::optional<int64_t> fallback = std::nullopt) {
@@ -80,42 +83,46 @@ class Loader {
 
   void read_config(LlamaConfig& c) {
     const std::string arch = f_.get_string("general.architecture");
-    if (arch != "llama") fail("architecture '" + printable(arch, true, 64) + "' is not supported (only llama)");
-    c.embd = integer("llama.embedding_length", 1, kMaxEmbd);
-    c.layers = integer("llama.block_count", 1, kMaxLayers);
-    c.ffn = integer("llama.feed_forward_length", 1, kMaxFfn);
-    c.heads = integer("llama.attention.head_count", 1, kMaxHeads);
-    c.heads_kv = integer("llama.attention.head_count_kv", 1, kMaxHeads, c.heads);
+    if (arch != "llama" && arch != "qwen2")
+      fail("architecture '" + printable(arch, true, 64) + "' is not supported (llama, qwen2)");
+    arch_ = arch;
+    c.architecture = arch;
+    c.embd = integer(arch_key("embedding_length"), 1, kMaxEmbd);
+    c.layers = integer(arch_key("block_count"), 1, kMaxLayers);
+    c.ffn = integer(arch_key("feed_forward_length"), 1, kMaxFfn);
+    c.heads = integer(arch_key("attention.head_count"), 1, kMaxHeads);
+    c.heads_kv = integer(arch_key("attention.head_count_kv"), 1, kMaxHeads, c.heads);
     if (c.heads % c.heads_kv != 0)
-      fail("llama.attention.head_count " + std::to_string(c.heads) + " is not a multiple of head_count_kv " +
+      fail(arch_key("attention.head_count") + " " + std::to_string(c.heads) + " is not a multiple of head_count_kv " +
            std::to_string(c.heads_kv));
-    if (f_.has("llama.attention.key_length")) {
-      c.head_dim = integer("llama.attention.key_length", 1, kMaxHeadDim);
+    if (f_.has(arch_key("attention.key_length"))) {
+      c.head_dim = integer(arch_key("attention.key_length"), 1, kMaxHeadDim);
     } else {
       if (c.embd % c.heads != 0)
-        fail("llama.embedding_length " + std::to_string(c.embd) + " is not a multiple of head_count " +
+        fail(arch_key("embedding_length") + " " + std::to_string(c.embd) + " is not a multiple of head_count " +
              std::to_string(c.heads) + " (and llama.attention.key_length is not set)");
       c.head_dim = c.embd / c.heads;
     }
-    if (f_.has("llama.attention.value_length") && integer("llama.attention.value_length", 1, kMaxHeadDim) != c.head_dim)
-      fail("llama.attention.value_length differs from the key length " + std::to_string(c.head_dim) +
+    if (f_.has(arch_key("attention.value_length")) && integer(arch_key("attention.value_length"), 1, kMaxHeadDim) != c.head_dim)
+      fail(arch_key("attention.value_length") + " differs from the key length " + std::to_string(c.head_dim) +
            " (not supported)");
-    c.context_length = integer("llama.context_length", 1, kMaxContext);
-    c.rms_eps = real("llama.attention.layer_norm_rms_epsilon", 1e-5, true, 1e-30, 1.0);
+    c.context_length = integer(arch_key("context_length"), 1, kMaxContext);
+    c.rms_eps = real(arch_key("attention.layer_norm_rms_epsilon"), 1e-5, true, 1e-30, 1.0);
     read_rope(c);
   }
 
   void read_rope(LlamaConfig& c) {
     rope::RopeConfig& r = c.rope;
-    r.layout = rope::RopeLayout::Interleaved;  // llama.cpp NORM mode: the converter permuted Q/K rows
-    r.base = real("llama.rope.freq_base", 10000.0, false, 1.0 + 1e-9, 1e30);
-    r.rotary_dim = static_cast<int>(integer("llama.rope.dimension_count", 2, c.head_dim, c.head_dim));
-    if (r.rotary_dim % 2 != 0) fail("llama.rope.dimension_count " + std::to_string(r.rotary_dim) + " is odd");
+    // llama: llama.cpp's NORM mode (the converter permuted the Q/K rows); qwen2: NEOX (not permuted).
+    r.layout = arch_ == "qwen2" ? rope::RopeLayout::Neox : rope::RopeLayout::Interleaved;
+    r.base = real(arch_key("rope.freq_base"), 10000.0, false, 1.0 + 1e-9, 1e30);
+    r.rotary_dim = static_cast<int>(integer(arch_key("rope.dimension_count"), 2, c.head_dim, c.head_dim));
+    if (r.rotary_dim % 2 != 0) fail(arch_key("rope.dimension_count") + " " + std::to_string(r.rotary_dim) + " is odd");
     r.type = rope::RopeType::Default;
-    std::string type = f_.has("llama.rope.scaling.type") ? f_.get_string("llama.rope.scaling.type") : "none";
-    double factor = real("llama.rope.scaling.factor", 1.0, false, 0.0, 1e6);
-    if (!f_.has("llama.rope.scaling.type") && f_.has("llama.rope.scale_linear")) {  // older llama.cpp files
-      factor = real("llama.rope.scale_linear", 1.0, false, 0.0, 1e6);
+    std::string type = f_.has(arch_key("rope.scaling.type")) ? f_.get_string(arch_key("rope.scaling.type")) : "none";
+    double factor = real(arch_key("rope.scaling.factor"), 1.0, false, 0.0, 1e6);
+    if (!f_.has(arch_key("rope.scaling.type")) && f_.has(arch_key("rope.scale_linear"))) {  // older llama.cpp files
+      factor = real(arch_key("rope.scale_linear"), 1.0, false, 0.0, 1e6);
       if (factor != 1.0) type = "linear";
     }
     if (type == "none") {
@@ -125,11 +132,11 @@ class Loader {
     } else if (type == "yarn") {
       r.type = rope::RopeType::Yarn;
       r.factor = factor;
-      r.original_max_position_embeddings = integer("llama.rope.scaling.original_context_length", 1, kMaxContext);
-      r.beta_fast = real("llama.rope.scaling.yarn_beta_fast", r.beta_fast, false, 0.0, 1e6);
-      r.beta_slow = real("llama.rope.scaling.yarn_beta_slow", r.beta_slow, false, 0.0, 1e6);
-      if (f_.has("llama.rope.scaling.attn_factor"))
-        r.attention_factor = real("llama.rope.scaling.attn_factor", 1.0, false, 0.0, 1e6);
+      r.original_max_position_embeddings = integer(arch_key("rope.scaling.original_context_length"), 1, kMaxContext);
+      r.beta_fast = real(arch_key("rope.scaling.yarn_beta_fast"), r.beta_fast, false, 0.0, 1e6);
+      r.beta_slow = real(arch_key("rope.scaling.yarn_beta_slow"), r.beta_slow, false, 0.0, 1e6);
+      if (f_.has(arch_key("rope.scaling.attn_factor")))
+        r.attention_factor = real(arch_key("rope.scaling.attn_factor"), 1.0, false, 0.0, 1e6);
     } else {
       fail("unsupported llama.rope.scaling.type '" + printable(type, true, 64) + "' (none, linear, yarn)");
     }
@@ -183,6 +190,14 @@ class Loader {
       l.ffn_gate = tensor(b + "ffn_gate.weight", {c.embd, c.ffn}, "(n_embd, n_ff)");
       l.ffn_up = tensor(b + "ffn_up.weight", {c.embd, c.ffn}, "(n_embd, n_ff)");
       l.ffn_down = tensor(b + "ffn_down.weight", {c.ffn, c.embd}, "(n_ff, n_embd)");
+      // Q/K/V biases (qwen2; optional for llama too, as llama.cpp reads them).
+      for (const auto& [name, width, slot] : {std::tuple{"attn_q.bias", q, &l.bq}, std::tuple{"attn_k.bias", kv, &l.bk},
+                                              std::tuple{"attn_v.bias", kv, &l.bv}}) {
+        if (!f_.find_tensor(b + name)) continue;
+        *slot = tensor(b + name, {width}, "(the projection's width)");
+        if ((*slot)->type != ElementType::F32)
+          fail("tensor '" + b + name + "' must be f32, got " + std::string(element_name((*slot)->type)));
+      }
       if (f_.find_tensor(b + "attn_mem_gate")) {
         l.mem_gate = tensor(b + "attn_mem_gate", {c.heads}, "(n_head)");
         if (l.mem_gate->type != ElementType::F32)
@@ -306,7 +321,7 @@ class Loader {
     for (const TensorView& t : f_.tensors()) {
       if (used_.contains(t.name)) continue;
       if (++unused <= kMaxUnusedListed) {
-        std::string why = "is not used by the llama architecture; ignored";
+        std::string why = "is not used by the " + arch_ + " architecture; ignored";
         warn("tensor '" + printable(t.name, true, 64) + "' " + why);
       }
     }
@@ -330,6 +345,7 @@ class Loader {
 
   const GgufFile& f_;
   std::vector<std::string>& warnings_;
+  std::string arch_ = "llama";
   std::set<std::string> used_;
 };
 

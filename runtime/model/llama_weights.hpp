@@ -46,6 +46,7 @@ struct TensorView {
 };
 
 struct LlamaConfig {
+  std::string architecture = "llama";  // general.architecture: "llama" or "qwen2" (its keys' prefix)
   int64_t vocab = 0;        // rows of token_embd (and of output)
   int64_t embd = 0;         // llama.embedding_length
   int64_t layers = 0;       // llama.block_count
@@ -66,6 +67,7 @@ struct LlamaConfig {
 
 struct LlamaLayerWeights {
   TensorView attn_norm, wq, wk, wv, wo;
+  std::optional<TensorView> bq, bk, bv;  // blk.N.attn_{q,k,v}.bias, f32 (qwen2; optional)
   std::optional<TensorView> mem_gate;  // blk.N.attn_mem_gate, f32 [n_head]
   TensorView ffn_norm, ffn_gate, ffn_up, ffn_down;
 };

@@ -44,4 +44,10 @@ std::vector<double> widen_all(const TensorView& t) {
   return out;
 }
 
+void add_bias_rows(std::vector<double>& x, const std::optional<TensorView>& bias) {
+  if (!bias) return;
+  const std::vector<double> b = widen_all(*bias);
+  for (size_t i = 0; i < x.size(); ++i) x[i] += b[i % b.size()];
+}
+
 }  // namespace infini::model

@@ -4,6 +4,7 @@
 // need no particular alignment.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,9 @@ void widen(const TensorView& t, int64_t first, int64_t count, double* out);
 
 // All elements of t, widened to double.
 std::vector<double> widen_all(const TensorView& t);
+
+// Adds `bias` (when there is one) to every row of x, rows being bias's length: a projection's
+// bias for the references.
+void add_bias_rows(std::vector<double>& x, const std::optional<TensorView>& bias);
 
 }  // namespace infini::model

@@ -1,7 +1,8 @@
 #pragma once
 // Element-wise f32 steps of a transformer block (shaders/elementwise.comp):
-//   Add:    a += b          (residual)
-//   SwiGlu: a = silu(a) * b (a: gate projection, b: up projection)
+//   Add:     a += b          (residual)
+//   AddRows: a[t][j] += b[j] (a projection's bias on every row; b holds `width` values)
+//   SwiGlu:  a = silu(a) * b (a: gate projection, b: up projection)
 #include <cstdint>
 
 #include "vk/command_stream.hpp"
@@ -13,15 +14,18 @@ struct Pipeline;
 
 namespace infini::ops {
 
-enum class ElementwiseOp { Add, SwiGlu };
+enum class ElementwiseOp { Add, AddRows, SwiGlu };
 
 class Elementwise {
  public:
   Elementwise(vk::Device& device, ElementwiseOp op);
-  void record(vk::CommandStream& stream, const vk::BufferRange& a, const vk::BufferRange& b, uint32_t count) const;
+  // `width`: AddRows' row length (count a multiple of it); the others ignore it.
+  void record(vk::CommandStream& stream, const vk::BufferRange& a, const vk::BufferRange& b, uint32_t count,
+              uint32_t width = 0) const;
 
  private:
   vk::Device& device_;
+  ElementwiseOp op_;
   const vk::Pipeline* pipeline_;
 };
 
