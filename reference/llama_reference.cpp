@@ -99,6 +99,8 @@ std::vector<double> LlamaReference::forward(std::span<const int32_t> tokens, boo
     add_bias_rows(q, w.bq);
     add_bias_rows(k, w.bk);
     add_bias_rows(v, w.bv);
+    if (w.q_norm) q = rms_norm(q, T * c.heads, *w.q_norm, c.rms_eps);  // per head, before RoPE (qwen3)
+    if (w.k_norm) k = rms_norm(k, T * c.heads_kv, *w.k_norm, c.rms_eps);
     // [T][Hq][Dv] with heads side by side: the concatenation W_O expects.
     const Vec a = decode ? layers_[l].decode_token(q, k, v) : layers_[l].prefill(q, k, v, T);
     add(x, project(w.wo, a, T));

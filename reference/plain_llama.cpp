@@ -133,6 +133,8 @@ std::vector<double> plain_llama_logits(const LlamaWeights& weights, std::span<co
     add_bias_rows(q, layer.bq);
     add_bias_rows(k, layer.bk);
     add_bias_rows(v, layer.bv);
+    if (layer.q_norm) q = rms_norm(q, *layer.q_norm, c.rms_eps);  // each head's row, before RoPE
+    if (layer.k_norm) k = rms_norm(k, *layer.k_norm, c.rms_eps);
     apply_rotary(q, c.heads, c.head_dim, rope);
     apply_rotary(k, c.heads_kv, c.head_dim, rope);
     const Vec attn = linear(causal_self_attention(q, k, v, T, c.heads, c.heads_kv, c.head_dim), layer.wo);

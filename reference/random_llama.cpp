@@ -61,7 +61,8 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
   check(o.context_length >= 1, "context length must be positive");
 
   GgufWriter w;
-  check(o.arch == "llama" || o.arch == "qwen2", "architecture '" + o.arch + "' is not llama or qwen2");
+  check(o.arch == "llama" || o.arch == "qwen2" || o.arch == "qwen3",
+        "architecture '" + o.arch + "' is not llama, qwen2 or qwen3");
   w.set_string("general.architecture", o.arch);
   const auto key = [&](const std::string& name) { return o.arch + "." + name; };
   w.set_string("general.name", "infini random llama");
@@ -136,6 +137,9 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
     if (o.arch == "qwen2")  // Q/K/V biases
       for (const auto& [name, width] : {std::pair{"attn_q.bias", q}, std::pair{"attn_k.bias", kv}, std::pair{"attn_v.bias", kv}})
         w.add_tensor(b + name, ElementType::F32, {width}, uniform(o.seed, b + name, width, 0.0, 0.5));
+    if (o.arch == "qwen3")  // per-head Q/K norms
+      for (const char* name : {"attn_q_norm.weight", "attn_k_norm.weight"})
+        w.add_tensor(b + name, ElementType::F32, {head_dim}, uniform(o.seed, b + name, head_dim, 1.0, 0.3));
     matrix(b + "attn_output.weight", q, o.embd, proj_std);
     if (o.infini)  // beta logits: gates between about 0.27 and 0.73
       w.add_tensor(b + "attn_mem_gate", ElementType::F32, {o.heads}, uniform(o.seed, b + "attn_mem_gate", o.heads, 0.0, 1.0));

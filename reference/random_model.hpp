@@ -26,7 +26,7 @@ struct RandomLlamaOptions {
   int64_t context_length = 4096;
   ElementType dtype = ElementType::F32;  // of the matrices; norms and gates are always f32
   std::optional<QuantScheme> scheme;     // when set, the matrices' types come from it (not dtype)
-  std::string arch = "llama";            // general.architecture: llama, or qwen2 (Q/K/V biases, NEOX RoPE)
+  std::string arch = "llama";  // general.architecture: llama, qwen2 (Q/K/V biases) or qwen3 (Q/K norms); NEOX RoPE for both
   std::string tokenizer = "spm";         // "spm" (SentencePiece) or "gpt2" (byte-level BPE, vocab >= 260)
   std::string pre = "llama-bpe";         // tokenizer.ggml.pre of a gpt2 vocabulary
   std::string chat_template;             // tokenizer.chat_template, written when not empty

@@ -469,7 +469,14 @@ TEST_CASE("gguf: llama files that contradict themselves are rejected with the re
       {"zero layers", [](GgufWriter& w) { w.set_u32("llama.block_count", 0); }, "key 'llama.block_count' is 0 (must be 1 to 4096)"},
       {"huge embedding", [](GgufWriter& w) { w.set_u64("llama.embedding_length", 1ull << 40); }, "key 'llama.embedding_length' is 1099511627776"},
       {"heads vs kv heads", [](GgufWriter& w) { w.set_u32("llama.attention.head_count_kv", 3); }, "is not a multiple of head_count_kv 3"},
-      {"architecture", [](GgufWriter& w) { w.set_string("general.architecture", "gpt2"); }, "architecture 'gpt2' is not supported (only llama)"},
+      {"architecture", [](GgufWriter& w) { w.set_string("general.architecture", "gpt2"); }, "architecture 'gpt2' is not supported (llama, qwen2, qwen3)"},
+      {"qwen2 keys missing", [](GgufWriter& w) { w.set_string("general.architecture", "qwen2"); }, "key 'qwen2.embedding_length' is missing"},
+      {"bias f16", [](GgufWriter& w) { w.add_tensor("blk.0.attn_k.bias", ElementType::F16, {16}, std::vector<float>(16, 0.0f)); },
+       "tensor 'blk.0.attn_k.bias' must be f32, got f16"},
+      {"bias shape", [](GgufWriter& w) { w.add_tensor("blk.1.attn_q.bias", ElementType::F32, {16}, std::vector<float>(16, 0.0f)); },
+       "tensor 'blk.1.attn_q.bias' has shape [16] but the hyperparameters need [32]"},
+      {"one q/k norm", [](GgufWriter& w) { w.add_tensor("blk.1.attn_q_norm.weight", ElementType::F32, {8}, std::vector<float>(8, 1.0f)); },
+       "layer 1 has only one of attn_q_norm.weight and attn_k_norm.weight"},
       {"odd rope dims", [](GgufWriter& w) { w.set_u32("llama.rope.dimension_count", 7); }, "llama.rope.dimension_count 7 is odd"},
       {"rope scaling type", [](GgufWriter& w) { w.set_string("llama.rope.scaling.type", "longrope"); }, "unsupported llama.rope.scaling.type 'longrope'"},
       {"memory update", [](GgufWriter& w) { w.set_string("infini.memory_update", "fast"); }, "key 'infini.memory_update' is 'fast' (expected linear or delta)"},
@@ -501,7 +508,7 @@ TEST_CASE("gguf: non-finite weights, odd token ids and unused tensors are warnin
     o.dtype = dtype;
     GgufWriter w = random_llama(o);
     w.set_u32("tokenizer.ggml.padding_token_id", 0xffffffffu);
-    w.add_tensor("blk.0.attn_q.bias", ElementType::F32, {4}, std::vector<float>(4, 1.0f));
+    w.add_tensor("blk.0.attn_output.bias", ElementType::F32, {4}, std::vector<float>(4, 1.0f));
     Bytes bytes = w.to_bytes();
     {
       const GgufFile clean(bytes, "N.gguf");
@@ -521,7 +528,7 @@ TEST_CASE("gguf: non-finite weights, odd token ids and unused tensors are warnin
     CHECK(m.vocab.padding == -1);
     const std::vector<std::string> expected = {
         "N.gguf: key 'tokenizer.ggml.padding_token_id' is 4294967295, outside the 300 tokens; ignored",
-        "N.gguf: tensor 'blk.0.attn_q.bias' is not used by the llama architecture; ignored",
+        "N.gguf: tensor 'blk.0.attn_output.bias' is not used by the llama architecture; ignored",
         "N.gguf: tensor 'blk.1.attn_q.weight' has 2 NaN/Inf values (first at element 5)",
     };
     CHECK(warnings == expected);

@@ -133,10 +133,12 @@ TEST_CASE_METHOD(GpuTest, "a random GGUF model runs on the device as the referen
   CHECK(err(runner.forward(ids, true), want) <= tolerance(type));
 }
 
-TEST_CASE_METHOD(GpuTest, "a qwen2 file (Q/K/V biases, NEOX RoPE) runs as both references", "[gpu][model][gguf]") {
+TEST_CASE_METHOD(GpuTest, "qwen2 and qwen3 files (biases, Q/K norms, NEOX RoPE) run as both references", "[gpu][model][gguf]") {
   const ElementType type = GENERATE(ElementType::F32, ElementType::F16);
+  const std::string arch = GENERATE("qwen2", "qwen3");
+  INFO(arch << " " << element_name(type));
   model::RandomLlamaOptions ro;
-  ro.arch = "qwen2";
+  ro.arch = arch;
   ro.vocab = 300;
   ro.embd = 64;
   ro.heads = 4;
@@ -150,17 +152,19 @@ TEST_CASE_METHOD(GpuTest, "a qwen2 file (Q/K/V biases, NEOX RoPE) runs as both r
     const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
     const model::GgufFile file(bytes, "qwen2.gguf");
     const model::LlamaWeights weights = model::load_llama(file);
-    CHECK(weights.config.architecture == "qwen2");
+    CHECK(weights.config.architecture == arch);
     CHECK(weights.config.rope.layout == rope::RopeLayout::Neox);
-    REQUIRE(weights.layers[1].bq);
-    REQUIRE(weights.layers[1].bv);
+    CHECK(weights.layers[1].bq.has_value() == (arch == "qwen2"));
+    CHECK(weights.layers[1].bv.has_value() == (arch == "qwen2"));
+    CHECK(weights.layers[1].q_norm.has_value() == (arch == "qwen3"));
+    CHECK(weights.layers[1].k_norm.has_value() == (arch == "qwen3"));
     RunnerOptions o;
     o.infini = weights.config.infini;
     model::LlamaRunner runner(dev(), weights, o);
     CHECK(err(runner.forward(ids, true), model::LlamaReference(weights, o.infini).prefill(ids)) <= tolerance(type));
   }
-  // A plain file, memory off, one segment: the independent plain implementation (biases and
-  // NEOX rotation written out there too).
+  // A plain file, memory off, one segment: the independent plain implementation (biases, norms
+  // and NEOX rotation written out there too).
   ro.infini = false;
   const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
   const model::GgufFile file(bytes, "qwen2-plain.gguf");

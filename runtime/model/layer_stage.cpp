@@ -98,7 +98,8 @@ struct LayerStage::Scratch {
   vk::StagedBuffer ids_io, x_io, logits_io, ranked_io;
   const vk::Buffer &ids, &x, &logits;
   vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
-  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head)
+  std::unique_ptr<vk::Buffer> q_normed, k_normed;  // models that normalise Q and K per head
+  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head, bool qk_norm)
       : position_io(staged(d, 1, vk::StagingDirection::ToDevice, "open tokens")),
         ids_io(staged(d, p, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None, "token ids")),
         x_io(staged(d, p * c.embd, hidden_direction(embeds, head), "hidden x")),
@@ -113,7 +114,11 @@ struct LayerStage::Scratch {
         v(scratch(d, p * c.heads_kv * c.head_dim, "v")),
         attn(scratch(d, p * c.heads * c.head_dim, "attention out")),
         ffn_gate(scratch(d, p * c.ffn, "ffn gate")),
-        ffn_up(scratch(d, p * c.ffn, "ffn up")) {}
+        ffn_up(scratch(d, p * c.ffn, "ffn up")) {
+    if (!qk_norm) return;
+    q_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads * c.head_dim, "q normed"));
+    k_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads_kv * c.head_dim, "k normed"));
+  }
 
   static vk::StagingDirection head_out(bool head) {
     return head ? vk::StagingDirection::FromDevice : vk::StagingDirection::None;
@@ -134,14 +139,15 @@ std::unique_ptr<vk::Buffer> upload_bias(vk::Device& d, const std::optional<Tenso
 
 struct LayerStage::Layer {
   vk::Buffer attn_norm, ffn_norm;
-  std::unique_ptr<vk::Buffer> bq, bk, bv;
+  std::unique_ptr<vk::Buffer> bq, bk, bv, q_norm, k_norm;
   ops::RowChunks wq, wk, wv, wo, w_gate, w_up, w_down;
   ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
   std::unique_ptr<ops::InfiniAttentionLayer> attention;
 
   Layer(vk::Device& d, const LlamaLayerWeights& w)
       : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)), bq(upload_bias(d, w.bq)),
-        bk(upload_bias(d, w.bk)), bv(upload_bias(d, w.bv)),
+        bk(upload_bias(d, w.bk)), bv(upload_bias(d, w.bv)), q_norm(upload_bias(d, w.q_norm)),
+        k_norm(upload_bias(d, w.k_norm)),
         wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
         w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
         mm_q(d, ElementType::F32, w.wq.type), mm_k(d, ElementType::F32, w.wk.type), mm_v(d, ElementType::F32, w.wv.type),
@@ -179,7 +185,9 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
     logits_matmul_ = std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type);
     top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
   }
-  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head());
+  bool qk_norm = false;
+  for (int64_t i = range.first; i < range.last; ++i) qk_norm = qk_norm || weights.layers[size_t(i)].q_norm.has_value();
+  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head(), qk_norm);
   stream_ = std::make_unique<vk::CommandStream>(device, 2);
 }
 
@@ -310,7 +318,15 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
     if (l.bq) k.add_rows.record(stream, whole(s.q), whole(*l.bq), n * qd, qd);
     if (l.bk) k.add_rows.record(stream, whole(s.k), whole(*l.bk), n * kvd, kvd);
     if (l.bv) k.add_rows.record(stream, whole(s.v), whole(*l.bv), n * kvd, kvd);
-    l.attention->record(stream, {&s.q, 0}, {&s.k, 0}, {&s.v, 0}, s.attn, n, &s.position_io.device_buffer());
+    const vk::Buffer *q = &s.q, *kk = &s.k;
+    if (l.q_norm) {  // each head of Q and K normalised before RoPE (qwen3)
+      const uint32_t hd = uint32_t(c.head_dim);
+      k.norm.record(stream, whole(s.q), whole(*l.q_norm), whole(*s.q_normed), n * uint32_t(c.heads), hd, eps);
+      k.norm.record(stream, whole(s.k), whole(*l.k_norm), whole(*s.k_normed), n * uint32_t(c.heads_kv), hd, eps);
+      q = s.q_normed.get();
+      kk = s.k_normed.get();
+    }
+    l.attention->record(stream, {q, 0}, {kk, 0}, {&s.v, 0}, s.attn, n, &s.position_io.device_buffer());
     matmul(l.mm_o, s.attn, l.wo, s.h, e, qd);
     k.add.record(stream, whole(s.x), whole(s.h), n * e);
     k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);

@@ -83,8 +83,8 @@ class Loader {
 
   void read_config(LlamaConfig& c) {
     const std::string arch = f_.get_string("general.architecture");
-    if (arch != "llama" && arch != "qwen2")
-      fail("architecture '" + printable(arch, true, 64) + "' is not supported (llama, qwen2)");
+    if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
+      fail("architecture '" + printable(arch, true, 64) + "' is not supported (llama, qwen2, qwen3)");
     arch_ = arch;
     c.architecture = arch;
     c.embd = integer(arch_key("embedding_length"), 1, kMaxEmbd);
@@ -113,8 +113,9 @@ class Loader {
 
   void read_rope(LlamaConfig& c) {
     rope::RopeConfig& r = c.rope;
-    // llama: llama.cpp's NORM mode (the converter permuted the Q/K rows); qwen2: NEOX (not permuted).
-    r.layout = arch_ == "qwen2" ? rope::RopeLayout::Neox : rope::RopeLayout::Interleaved;
+    // llama: llama.cpp's NORM mode (the converter permuted the Q/K rows); qwen2, qwen3: NEOX (not
+    // permuted).
+    r.layout = arch_ == "llama" ? rope::RopeLayout::Interleaved : rope::RopeLayout::Neox;
     r.base = real(arch_key("rope.freq_base"), 10000.0, false, 1.0 + 1e-9, 1e30);
     r.rotary_dim = static_cast<int>(integer(arch_key("rope.dimension_count"), 2, c.head_dim, c.head_dim));
     if (r.rotary_dim % 2 != 0) fail(arch_key("rope.dimension_count") + " " + std::to_string(r.rotary_dim) + " is odd");
@@ -198,6 +199,15 @@ class Loader {
         if ((*slot)->type != ElementType::F32)
           fail("tensor '" + b + name + "' must be f32, got " + std::string(element_name((*slot)->type)));
       }
+      // Per-head RMSNorm of Q and K (qwen3).
+      for (const auto& [name, slot] : {std::pair{"attn_q_norm.weight", &l.q_norm}, std::pair{"attn_k_norm.weight", &l.k_norm}}) {
+        if (!f_.find_tensor(b + name)) continue;
+        *slot = tensor(b + name, {c.head_dim}, "(head_dim)");
+        if ((*slot)->type != ElementType::F32)
+          fail("tensor '" + b + name + "' must be f32, got " + std::string(element_name((*slot)->type)));
+      }
+      if (l.q_norm.has_value() != l.k_norm.has_value())
+        fail("layer " + std::to_string(i) + " has only one of attn_q_norm.weight and attn_k_norm.weight");
       if (f_.find_tensor(b + "attn_mem_gate")) {
         l.mem_gate = tensor(b + "attn_mem_gate", {c.heads}, "(n_head)");
         if (l.mem_gate->type != ElementType::F32)

@@ -46,7 +46,7 @@ struct TensorView {
 };
 
 struct LlamaConfig {
-  std::string architecture = "llama";  // general.architecture: "llama" or "qwen2" (its keys' prefix)
+  std::string architecture = "llama";  // general.architecture: llama, qwen2 or qwen3 (its keys' prefix)
   int64_t vocab = 0;        // rows of token_embd (and of output)
   int64_t embd = 0;         // llama.embedding_length
   int64_t layers = 0;       // llama.block_count
@@ -68,6 +68,8 @@ struct LlamaConfig {
 struct LlamaLayerWeights {
   TensorView attn_norm, wq, wk, wv, wo;
   std::optional<TensorView> bq, bk, bv;  // blk.N.attn_{q,k,v}.bias, f32 (qwen2; optional)
+  // blk.N.attn_{q,k}_norm.weight, f32 [head_dim]: RMSNorm of each head of Q and K before RoPE (qwen3)
+  std::optional<TensorView> q_norm, k_norm;
   std::optional<TensorView> mem_gate;  // blk.N.attn_mem_gate, f32 [n_head]
   TensorView ffn_norm, ffn_gate, ffn_up, ffn_down;
 };

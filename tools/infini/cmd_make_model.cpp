@@ -52,8 +52,9 @@ const RegisterCommand registration{
                      "norms and gates stay f32; default f32)")
           ->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0", "q4_k_m", "q5_k_m", "q6_k"}));
       app.add_option("--seed", o.seed, "PRNG seed (same seed, same file)")->capture_default_str();
-      app.add_option("--arch", o.arch, "general.architecture: llama or qwen2 (Q/K/V biases, NEOX RoPE)")
-          ->check(CLI::IsMember({"llama", "qwen2"}))
+      app.add_option("--arch", o.arch,
+                     "general.architecture: llama, qwen2 (Q/K/V biases, NEOX RoPE) or qwen3 (per-head Q/K norms, NEOX RoPE)")
+          ->check(CLI::IsMember({"llama", "qwen2", "qwen3"}))
           ->capture_default_str();
       app.add_option("--tokenizer", o.tokenizer,
                      "Vocabulary: spm (SentencePiece, synthetic pieces) or gpt2 (byte-level BPE with merges learned "
