@@ -1,6 +1,6 @@
 #pragma once
 // Fills the LlamaWeights contract (llama_weights.hpp) from a GGUF file written with llama.cpp's
-// llama architecture keys and tensor names, plus the Infini-attention additions
+// keys and tensor names for the llama, qwen2 and qwen3 architectures, plus the Infini-attention additions
 // (infini.segment_length, infini.memory_update, infini.first_segment, blk.N.attn_mem_gate).
 //
 // Every hyperparameter is range-checked and every tensor's shape checked against them; failures
