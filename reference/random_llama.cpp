@@ -52,10 +52,12 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
         "embd, layers, heads, kv-heads and ffn must be positive");
   check(o.embd <= (1 << 18) && o.layers <= 4096 && o.heads <= 4096 && o.ffn <= (1 << 20),
         "a dimension is beyond the loader's limits");
-  check(o.embd % o.heads == 0, "embd " + std::to_string(o.embd) + " is not a multiple of heads " + std::to_string(o.heads));
+  check(o.head_dim > 0 || o.embd % o.heads == 0,
+        "embd " + std::to_string(o.embd) + " is not a multiple of heads " + std::to_string(o.heads));
   check(o.heads % o.heads_kv == 0,
         "heads " + std::to_string(o.heads) + " is not a multiple of kv-heads " + std::to_string(o.heads_kv));
-  const int64_t head_dim = o.embd / o.heads;
+  check(o.head_dim >= 0 && o.head_dim <= 1024, "head dim must be 0 (embd / heads) to 1024");
+  const int64_t head_dim = o.head_dim > 0 ? o.head_dim : o.embd / o.heads;
   check(head_dim % 2 == 0, "head dim " + std::to_string(head_dim) + " must be even for RoPE");
   check(o.segment >= 1 && o.segment <= (int64_t(1) << 30), "segment must be 1 to 2^30");
   check(o.context_length >= 1, "context length must be positive");
@@ -82,6 +84,10 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
   w.set_f32(key("attention.layer_norm_rms_epsilon"), o.rms_eps);
   w.set_f32(key("rope.freq_base"), static_cast<float>(o.rope_base));
   w.set_u32(key("rope.dimension_count"), static_cast<uint32_t>(head_dim));
+  if (o.head_dim > 0) {  // heads * head_dim need not be embd (Qwen3's shapes)
+    w.set_u32(key("attention.key_length"), static_cast<uint32_t>(head_dim));
+    w.set_u32(key("attention.value_length"), static_cast<uint32_t>(head_dim));
+  }
   if (o.infini) {
     w.set_u32("infini.segment_length", static_cast<uint32_t>(o.segment));
     w.set_string("infini.memory_update", o.update == UpdateRule::Linear ? "linear" : "delta");

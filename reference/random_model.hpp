@@ -23,6 +23,7 @@ struct RandomLlamaOptions {
   int64_t heads = 4;
   int64_t heads_kv = 2;
   int64_t ffn = 172;
+  int64_t head_dim = 0;  // 0: embd / heads; otherwise written as attention.key_length
   int64_t context_length = 4096;
   ElementType dtype = ElementType::F32;  // of the matrices; norms and gates are always f32
   std::optional<QuantScheme> scheme;     // when set, the matrices' types come from it (not dtype)

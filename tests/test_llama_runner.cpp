@@ -142,6 +142,7 @@ TEST_CASE_METHOD(GpuTest, "qwen2 and qwen3 files (biases, Q/K norms, NEOX RoPE) 
   ro.vocab = 300;
   ro.embd = 64;
   ro.heads = 4;
+  if (arch == "qwen3") ro.head_dim = 24;  // heads * head_dim = 96, not embd, as in Qwen3's files
   ro.heads_kv = 2;
   ro.ffn = 96;
   ro.dtype = type;

@@ -46,6 +46,8 @@ const RegisterCommand registration{
       app.add_option("--heads", o.heads, "Query heads (divides --embd)")->capture_default_str();
       app.add_option("--kv-heads", o.heads_kv, "Key/value heads (divides --heads)")->capture_default_str();
       app.add_option("--ffn", o.ffn, "Feed-forward width")->capture_default_str();
+      app.add_option("--head-dim", o.head_dim, "Head dim when heads * head dim is not --embd (0: embd / heads), as in Qwen3")
+          ->capture_default_str();
       app.add_option("--context", o.context_length, "llama.context_length (informational)")->capture_default_str();
       app.add_option("--dtype", args->dtype,
                      "Matrix storage: f32|f16, or a quantization scheme q8_0|q4_0|q4_k_m|q5_k_m|q6_k (see infini quantize; "
