@@ -61,19 +61,21 @@ BpeTokenizer::BpeTokenizer(const Vocabulary& vocab)
     const size_t space = m.find(' ', 1);  // a left part of " " would be spelled, never a space
     if (space == std::string::npos || space + 1 == m.size())
       throw Error("vocabulary: merge " + std::to_string(r) + " '" + m + "' is not 'left right'");
-    for (const std::string_view part : {std::string_view(m).substr(0, space), std::string_view(m).substr(space + 1)})
-      if (table_.find(part) < 0)
-        throw Error("vocabulary: merge " + std::to_string(r) + " '" + m + "' names '" + std::string(part) +
+    int32_t ids[2];
+    const std::string_view parts[2] = {std::string_view(m).substr(0, space), std::string_view(m).substr(space + 1)};
+    for (int i = 0; i < 2; ++i)
+      if ((ids[i] = table_.find(parts[i])) < 0)
+        throw Error("vocabulary: merge " + std::to_string(r) + " '" + m + "' names '" + std::string(parts[i]) +
                     "', which is not a token");
-    ranks_.emplace(m, int32_t(r));  // a repeated merge keeps its first rank, as in llama.cpp
+    ranks_.emplace(pair_key(ids[0], ids[1]), int32_t(r));  // a repeated merge keeps its first rank, as in llama.cpp
   }
 }
 
-int32_t BpeTokenizer::rank(std::string_view left, std::string_view right) const {
-  std::string key;
-  key.reserve(left.size() + 1 + right.size());
-  key.append(left).append(" ").append(right);
-  const auto it = ranks_.find(key);
+uint64_t BpeTokenizer::pair_key(int32_t left, int32_t right) { return uint64_t(uint32_t(left)) << 32 | uint32_t(right); }
+
+int32_t BpeTokenizer::rank(int32_t left, int32_t right) const {
+  if (left < 0 || right < 0) return -1;
+  const auto it = ranks_.find(pair_key(left, right));
   return it == ranks_.end() ? -1 : it->second;
 }
 
@@ -110,42 +112,41 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
       return;
     }
   }
-  // A doubly linked list of symbols, one per character to begin with; a queue of candidate
-  // merges ordered by rank, then by position. A popped merge whose symbols have changed since it
-  // was queued is stale and skipped.
+  // A doubly linked list of symbols, one per character to begin with, each with its token id
+  // (-1 when its text is no token: merges name tokens only, so such a symbol never merges); a
+  // queue of candidate merges ordered by rank, then by position. A popped merge whose pair of
+  // symbols is no longer that rank's pair is stale and skipped.
   struct Symbol {
     uint32_t begin, length;
-    int32_t prev, next;
+    int32_t prev, next, id;
   };
   std::vector<Symbol> symbols;
   for (uint32_t i = 0; i < word.size();) {
     const auto n = uint32_t(std::min(char_length(word[i]), word.size() - i));
-    symbols.push_back({i, n, int32_t(symbols.size()) - 1, -1});
+    symbols.push_back({i, n, int32_t(symbols.size()) - 1, -1, table_.find(word.substr(i, n))});
     i += n;
   }
   for (size_t i = 0; i + 1 < symbols.size(); ++i) symbols[i].next = int32_t(i + 1);
   struct Candidate {
     int32_t rank, left;
-    uint32_t length;  // of the merged text, to tell stale candidates
     bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
   };
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
   const auto view = [&](const Symbol& s) { return word.substr(s.begin, s.length); };
+  const auto pair_rank = [&](const Symbol& l) { return l.next < 0 ? -1 : rank(l.id, symbols[size_t(l.next)].id); };
   const auto consider = [&](int32_t left) {
-    if (left < 0 || symbols[size_t(left)].next < 0) return;
-    const Symbol &l = symbols[size_t(left)], &r = symbols[size_t(l.next)];
-    const int32_t k = rank(view(l), view(r));
-    if (k >= 0) queue.push({k, left, l.length + r.length});
+    if (left < 0) return;
+    if (const int32_t k = pair_rank(symbols[size_t(left)]); k >= 0) queue.push({k, left});
   };
   for (size_t i = 0; i + 1 < symbols.size(); ++i) consider(int32_t(i));
   while (!queue.empty()) {
     const Candidate c = queue.top();
     queue.pop();
     Symbol& l = symbols[size_t(c.left)];
-    if (l.length == 0 || l.next < 0) continue;
+    if (l.length == 0 || pair_rank(l) != c.rank) continue;  // stale: ranks are one per pair
     Symbol& r = symbols[size_t(l.next)];
-    if (l.length + r.length != c.length || rank(view(l), view(r)) != c.rank) continue;  // stale
     l.length += r.length;
+    l.id = table_.find(view(l));
     r.length = 0;
     l.next = r.next;
     if (r.next >= 0) symbols[size_t(r.next)].prev = c.left;
@@ -154,11 +155,11 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
   }
   for (const Symbol& s : symbols) {
     if (s.length == 0) continue;
-    const std::string_view t = view(s);
-    if (const int32_t id = table_.find(t); id >= 0) {
-      out.push_back(id);
+    if (s.id >= 0) {
+      out.push_back(s.id);
       continue;
     }
+    const std::string_view t = view(s);
     for (size_t i = 0; i < t.size(); ++i)  // llama.cpp looks up each byte of the spelling
       if (const int32_t id = table_.find(t.substr(i, 1)); id >= 0) out.push_back(id);
   }

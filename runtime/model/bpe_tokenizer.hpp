@@ -48,15 +48,12 @@ class BpeTokenizer final : public Tokenizer {
   std::string_view kind() const override { return "gpt2"; }
 
  private:
-  struct TextHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-  int32_t rank(std::string_view left, std::string_view right) const;
+  static uint64_t pair_key(int32_t left, int32_t right);
+  int32_t rank(int32_t left, int32_t right) const;  // of the merge of these tokens, or -1
   void encode_word(std::string_view spelled, std::vector<int32_t>& out) const;
 
   TokenTable table_;
-  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> ranks_;  // "left right" -> rank
+  std::unordered_map<uint64_t, int32_t> ranks_;  // (left id, right id) -> rank
   text::PreTokenizer pre_;
   bool ignore_merges_ = false;
   int32_t bos_ = -1, eos_ = -1;
