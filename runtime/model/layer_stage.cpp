@@ -131,9 +131,10 @@ struct LayerStage::Scratch {
 };
 
 namespace {
-// A projection's bias on the device, when the file has one (qwen2's Q/K/V).
-std::unique_ptr<vk::Buffer> upload_bias(vk::Device& d, const std::optional<TensorView>& bias) {
-  return bias ? std::make_unique<vk::Buffer>(upload_f32(d, *bias)) : nullptr;
+// An optional f32 vector on the device, when the file has it (qwen2's Q/K/V biases, qwen3's
+// Q/K norm weights).
+std::unique_ptr<vk::Buffer> upload_optional(vk::Device& d, const std::optional<TensorView>& t) {
+  return t ? std::make_unique<vk::Buffer>(upload_f32(d, *t)) : nullptr;
 }
 }  // namespace
 
@@ -145,9 +146,9 @@ struct LayerStage::Layer {
   std::unique_ptr<ops::InfiniAttentionLayer> attention;
 
   Layer(vk::Device& d, const LlamaLayerWeights& w)
-      : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)), bq(upload_bias(d, w.bq)),
-        bk(upload_bias(d, w.bk)), bv(upload_bias(d, w.bv)), q_norm(upload_bias(d, w.q_norm)),
-        k_norm(upload_bias(d, w.k_norm)),
+      : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)), bq(upload_optional(d, w.bq)),
+        bk(upload_optional(d, w.bk)), bv(upload_optional(d, w.bv)), q_norm(upload_optional(d, w.q_norm)),
+        k_norm(upload_optional(d, w.k_norm)),
         wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
         w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
         mm_q(d, ElementType::F32, w.wq.type), mm_k(d, ElementType::F32, w.wk.type), mm_v(d, ElementType::F32, w.wv.type),
