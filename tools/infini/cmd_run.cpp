@@ -13,6 +13,7 @@
 #include "command.hpp"
 #include "infini/npy.hpp"
 #include "stopwatch.hpp"
+#include "text_file.hpp"
 #include "model_options.hpp"
 
 namespace infini::cli {
@@ -35,14 +36,9 @@ struct RunArgs {
 std::string read_input(const RunArgs& args) {
   if (!args.prompt.empty() && !args.file.empty()) throw Error("give at most one of -p and -f");
   if (!args.prompt.empty()) return args.prompt;
+  if (!args.file.empty()) return read_text_file(args.file);
   std::ostringstream text;
-  if (!args.file.empty()) {
-    std::ifstream in(args.file, std::ios::binary);
-    if (!in) throw Error(args.file + ": cannot open");
-    text << in.rdbuf();
-  } else {
-    text << std::cin.rdbuf();
-  }
+  text << std::cin.rdbuf();
   return text.str();
 }
 

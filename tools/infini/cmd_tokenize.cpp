@@ -3,8 +3,6 @@
 // the ids, each token's piece and the text the ids decode to (a piece may be part of a
 // character: bytes that are not UTF-8 on their own are shown as U+FFFD).
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +10,7 @@
 #include "command.hpp"
 #include "infini/error.hpp"
 #include "infini/tokenizer.hpp"
+#include "text_file.hpp"
 
 namespace infini::cli {
 namespace {
@@ -23,12 +22,7 @@ struct TokenizeArgs {
 
 int run_tokenize(const TokenizeArgs& args) {
   if (args.file.empty() == args.text.empty()) throw Error("give exactly one of -f FILE and --text TEXT");
-  std::string text = args.text;
-  if (!args.file.empty()) {
-    std::ifstream in(args.file, std::ios::binary);
-    if (!in) throw Error(args.file + ": cannot read");
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::string text = args.file.empty() ? args.text : read_text_file(args.file);
   const Tokenizer tokenizer(args.model);
   const bool bos = tokenizer.add_bos() && !args.no_bos;
   const std::vector<int32_t> ids = tokenizer.encode(text, bos, args.special);

@@ -1,10 +1,9 @@
 #include "token_list.hpp"
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
 #include "infini/error.hpp"
+#include "text_file.hpp"
 
 namespace infini::cli {
 
@@ -33,12 +32,6 @@ std::vector<int32_t> parse_token_list(std::string_view text, const std::string& 
   return ids;
 }
 
-std::vector<int32_t> read_token_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_token_list(text.str(), path);
-}
+std::vector<int32_t> read_token_file(const std::string& path) { return parse_token_list(read_text_file(path), path); }
 
 }  // namespace infini::cli
