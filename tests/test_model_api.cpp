@@ -166,8 +166,41 @@ TEST_CASE("Session save, restore and continue == never stopping", "[api][gpu]") 
   resumed.feed(rest);  // unrelated history that the restore replaces
   resumed.restore(state);
   CHECK(resumed.tokens_seen() == 11);
-  CHECK_THROWS_WITH(resumed.generate(1), Catch::Contains("feed at least one token"));
   CHECK(same_bits(resumed.feed_all(rest), want));
+
+  // The state carries the last logits: a restored session generates at once, the same tokens
+  // and then the same logits as the session it was saved from; save() bytes restore alike.
+  const SamplingOptions sampling{.temperature = 0.9, .top_k = 0, .top_p = 1.0, .seed = 5};
+  const std::vector<int32_t> generated = straight.generate(6, sampling);
+  const std::vector<std::byte> bytes = straight.save();
+  const std::vector<float> after = straight.feed(std::span(kTokens).first(3));
+  resumed.restore(state);
+  Session from_bytes(m);
+  from_bytes.restore(bytes);
+  CHECK(from_bytes.tokens_seen() == int64_t(kTokens.size()) + int64_t(generated.size()));
+  CHECK(same_bits(from_bytes.feed(std::span(kTokens).first(3)), after));
+  Session regenerated(m);
+  regenerated.feed(first);
+  regenerated.feed_all(rest);
+  regenerated.save(state);
+  resumed.restore(state);
+  CHECK(resumed.generate(6, sampling) == generated);
+
+  // Same shape, other weights: refused by the model digest, naming it.
+  model::RandomLlamaOptions reseeded = small(8);
+  reseeded.seed = 99;
+  TempModel twin_file(reseeded, "infini-api-twin.gguf");
+  const Model twin(context(), twin_file.path);
+  CHECK(twin.info().digest != m.info().digest);
+  Session twin_session(twin);
+  try {
+    twin_session.restore(bytes);
+    FAIL("a state of other weights was restored");
+  } catch (const Error& e) {
+    CHECK(one_line(e));
+    CHECK_THAT(e.what(), Catch::Contains("another model") && Catch::Contains(digest_hex(m.info().digest)));
+  }
+  CHECK(twin_session.tokens_seen() == 0);
 
   // A state from a model of another shape is refused and changes nothing.
   TempModel other_file(other_shape(), "infini-api-other.gguf");

@@ -60,7 +60,12 @@ struct ModelInfo {
   int32_t bos = -1, eos = -1;    // special tokens, -1 when the vocabulary has none
   bool add_bos = true;           // the file asks for BOS at the start of a text
   std::string chat_template;     // tokenizer.chat_template, empty when absent (infini/chat_template.hpp)
+  // Identifies the file's weights and metadata (a 64-bit hash of the header and of samples of
+  // every tensor's data): saved session states carry it, and another model refuses them.
+  uint64_t digest = 0;
 };
+// ModelInfo::digest as 16 hex digits.
+std::string digest_hex(uint64_t digest);
 
 class Model {
  public:

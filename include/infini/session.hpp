@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -90,17 +91,24 @@ class Session {
   // each one back; stops early at the end-of-sequence token (neither fed nor returned) or when
   // `on_token` returns false (that token is fed and returned). Each call starts the sampler's
   // random stream afresh from options.seed. Needs the logits of a fed token: after construction,
-  // reset() or restore(), feed at least one token first, else this throws.
+  // reset(), feed at least one token first, else this throws (a restored state has them when the
+  // saved session had fed a token).
   std::vector<int32_t> generate(int64_t max_tokens, const SamplingOptions& options = {},
                                 const TokenCallback& on_token = {});
 
   // Back to an empty stream (zero memory, no tokens seen).
   void reset();
-  // Writes the whole stream state (memory, open segments, token count) to `path` atomically.
+  // Writes the whole stream state (memory, open segments, token count, the last token's logits,
+  // the model's digest) to `path` atomically. A restored session continues exactly as this one
+  // would: generate() needs no feed first when this one had fed a token.
   void save(const std::filesystem::path& path) const;
-  // Replaces the stream state with one saved by a session of the same model shape and options.
-  // A damaged file, or one from another model, throws with one line and changes nothing.
+  // The same state as bytes (the file's contents), for a database or the network.
+  std::vector<std::byte> save() const;
+  // Replaces the stream state with one saved by a session of the same model (weights, shape and
+  // options). A damaged file, or one from another model, throws with one line and changes nothing.
   void restore(const std::filesystem::path& path);
+  // The same from bytes save() gave; `name` starts the error messages.
+  void restore(std::span<const std::byte> state, const std::string& name = "session state");
   // The same in host memory: snapshot() copies the stream state off the device; restore() puts it
   // back (a snapshot of a session of the same model and options; else it throws, changing nothing).
   SessionSnapshot snapshot() const;

@@ -1,5 +1,6 @@
 #include "infini/model.hpp"
 
+#include "model/gguf_digest.hpp"
 #include "model/llama_loader.hpp"
 #include "model/llama_weights_check.hpp"
 #include "api/model_impl.hpp"
@@ -54,6 +55,13 @@ std::unique_ptr<const model::Tokenizer> tokenizer_for(const model::GgufFile& fil
 
 }  // namespace
 
+std::string digest_hex(uint64_t digest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, digest >>= 4) s[size_t(i)] = kHex[digest & 15];
+  return s;
+}
+
 std::string_view memory_mode_name(MemoryMode mode) noexcept {
   switch (mode) {
     case MemoryMode::Auto: return "auto";
@@ -76,6 +84,7 @@ Model::Impl::Impl(Context& c, const std::filesystem::path& path, const ModelOpti
       runner(resolve(weights.config, options, file->name())),
       info(describe(weights, runner, file->name())),
       tokenizer(tokenizer_for(*file, weights.vocab, warnings)) {
+  info.digest = model::gguf_digest(*file);
   // Memory asked for on a file trained without it: say what that means, so an untrained memory
   // is not taken for a trained one.
   if (runner.infini.memory && !weights.layers.empty() && !weights.layers.front().mem_gate)

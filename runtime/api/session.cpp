@@ -28,8 +28,8 @@ struct Session::Impl {
   std::shared_ptr<const Model::Impl> model;  // keeps the tokenizer and options alive
   model::LlamaRunner runner;
   // What generate() samples from: the last token's logits, or only its best ones as ranked on
-  // the device (decode reads back no more). The state file does not hold them (they are an
-  // output, not stream state), so there are none after reset or restore.
+  // the device (decode reads back no more). Saved states carry the whole row, so a restored
+  // stream generates as the original would have.
   bool fed = false;
   std::vector<float> last_logits;               // empty when only a ranking was read back
   std::vector<ops::RankedLogit> last_ranked;    // best first
@@ -60,6 +60,29 @@ struct Session::Impl {
     const uint32_t need = sampler.ranked_needed();
     if (last_logits.empty() && (need == 0 || need > ranked_k)) last_logits = runner.last_logits();
     return last_logits.empty() ? sampler.sample_ranked(last_ranked) : sampler.sample(last_logits);
+  }
+
+  // The whole stream state, with the weights it belongs to and the logits generate() needs.
+  stream::SessionState save_state() {
+    stream::SessionState state = runner.save_state();
+    state.model_digest = model->info.digest;
+    if (fed) state.last_logits = last_logits.empty() ? runner.last_logits() : last_logits;
+    return state;
+  }
+
+  // Throws, changing nothing, when the state is from other weights or another shape.
+  void restore_state(const stream::SessionState& state) {
+    // A state of another shape gets the runner's message, which names the difference.
+    const bool same_shape = state.fingerprint == runner.fingerprint();
+    if (same_shape && state.model_digest != 0 && state.model_digest != model->info.digest)
+      throw Error("model: the saved state is from another model (weights digest " + digest_hex(state.model_digest) +
+                  "; this model is " + digest_hex(model->info.digest) + ")");
+    runner.restore_state(state);
+    forget_output();
+    if (!state.last_logits.empty()) {
+      last_logits = state.last_logits;
+      fed = true;
+    }
   }
 
   void forget_output() {
@@ -129,25 +152,25 @@ void Session::reset() {
   impl_->forget_output();
 }
 
-void Session::save(const std::filesystem::path& path) const {
-  stream::write_session_state(path, impl_->runner.save_state());
-}
+void Session::save(const std::filesystem::path& path) const { stream::write_session_state(path, impl_->save_state()); }
 
-void Session::restore(const std::filesystem::path& path) {
-  impl_->runner.restore_state(stream::read_session_state(path));  // throws, changing nothing
-  impl_->forget_output();
+std::vector<std::byte> Session::save() const { return stream::encode_session_state(impl_->save_state()); }
+
+void Session::restore(const std::filesystem::path& path) { impl_->restore_state(stream::read_session_state(path)); }
+
+void Session::restore(std::span<const std::byte> state, const std::string& name) {
+  impl_->restore_state(stream::decode_session_state(state, name));
 }
 
 SessionSnapshot Session::snapshot() const {
   SessionSnapshot s;
-  s.impl_ = std::make_shared<const SessionSnapshot::Impl>(SessionSnapshot::Impl{impl_->runner.save_state()});
+  s.impl_ = std::make_shared<const SessionSnapshot::Impl>(SessionSnapshot::Impl{impl_->save_state()});
   return s;
 }
 
 void Session::restore(const SessionSnapshot& snapshot) {
   if (!snapshot.impl_) throw Error("session: the snapshot is empty");
-  impl_->runner.restore_state(snapshot.impl_->state);  // throws, changing nothing
-  impl_->forget_output();
+  impl_->restore_state(snapshot.impl_->state);
 }
 
 int64_t Session::tokens_seen() const noexcept { return impl_->runner.tokens_seen(); }

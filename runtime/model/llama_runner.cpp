@@ -99,7 +99,9 @@ stream::StateFingerprint LlamaRunner::fingerprint() const {
 }
 
 stream::SessionState LlamaRunner::save_state() const {
-  stream::SessionState state{fingerprint(), tokens_seen_, {}};
+  stream::SessionState state;
+  state.fingerprint = fingerprint();
+  state.tokens_seen = tokens_seen_;
   for (const auto& s : stages_)
     for (ops::LayerSnapshot& l : s->snapshot()) state.layers.push_back(std::move(l));
   return state;

@@ -79,6 +79,7 @@ std::vector<std::byte> encode_session_state(const SessionState& state) {
   const StateFingerprint& f = state.fingerprint;
   for (int64_t v : {f.vocab, f.embd, f.layers, f.heads, f.heads_kv, f.head_dim, f.ffn, f.segment}) w.put<int64_t>(v);
   for (uint32_t v : {f.update, f.first_segment, f.gate_sign, f.memory, f.input_type}) w.put<uint32_t>(v);
+  w.put<uint64_t>(state.model_digest);
   w.put<int64_t>(state.tokens_seen);
   w.put<uint64_t>(state.layers.size());
   for (const ops::LayerSnapshot& l : state.layers) {
@@ -86,6 +87,8 @@ std::vector<std::byte> encode_session_state(const SessionState& state) {
     w.put<int64_t>(l.segments_written);
     for (const auto* b : {&l.m, &l.z, &l.k, &l.v, &l.kr}) w.blob(*b);
   }
+  w.put<uint64_t>(state.last_logits.size());
+  for (float x : state.last_logits) w.put<float>(x);
   w.put<uint64_t>(session_state_checksum(w.out));
   return std::move(w.out);
 }
@@ -99,7 +102,7 @@ SessionState decode_session_state(std::span<const std::byte> bytes, const std::s
   Reader r(body, name);
   for (size_t i = 0; i < sizeof(kMagic); ++i) r.get<char>("the magic");
   const uint32_t version = r.get<uint32_t>("the version");
-  if (version != kSessionStateVersion)
+  if (version != 1 && version != kSessionStateVersion)
     throw Error(name + ": state file version " + std::to_string(version) + " is not supported (this build reads " +
                 std::to_string(kSessionStateVersion) + ")");
   if (session_state_checksum(body) != stored)
@@ -111,6 +114,7 @@ SessionState decode_session_state(std::span<const std::byte> bytes, const std::s
     *v = r.get<int64_t>("the model fingerprint");
   for (uint32_t* v : {&f.update, &f.first_segment, &f.gate_sign, &f.memory, &f.input_type})
     *v = r.get<uint32_t>("the model fingerprint");
+  if (version >= 2) state.model_digest = r.get<uint64_t>("the model digest");
   state.tokens_seen = r.get<int64_t>("the token count");
   const uint64_t layers = r.get<uint64_t>("the layer count");
   // Each layer needs at least its fixed fields, so a hostile count cannot make us allocate.
@@ -122,6 +126,13 @@ SessionState decode_session_state(std::span<const std::byte> bytes, const std::s
     l.open = r.get<uint32_t>("a layer header");
     l.segments_written = r.get<int64_t>("a layer header");
     for (auto* b : {&l.m, &l.z, &l.k, &l.v, &l.kr}) *b = r.blob("a layer's state");
+  }
+  if (version >= 2) {
+    const uint64_t logits = r.get<uint64_t>("the logit count");
+    if (logits != 0 && (int64_t(logits) != f.vocab || logits > r.left() / sizeof(float)))
+      throw Error(name + ": state file logit count " + std::to_string(logits) + " does not fit the file");
+    state.last_logits.resize(logits);
+    for (float& x : state.last_logits) x = r.get<float>("the logits");
   }
   if (r.left() != 0) throw Error(name + ": state file has " + std::to_string(r.left()) + " unexpected trailing bytes");
   if (state.tokens_seen < 0) throw Error(name + ": state file has a negative token count");

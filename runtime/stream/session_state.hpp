@@ -14,7 +14,9 @@
 
 namespace infini::stream {
 
-inline constexpr uint32_t kSessionStateVersion = 1;
+// Version 2 adds the model's weights digest and the last token's logits; version 1 files (neither)
+// are still read.
+inline constexpr uint32_t kSessionStateVersion = 2;
 
 // What must match for a state to be restored into a model: shapes and the output conventions.
 struct StateFingerprint {
@@ -26,8 +28,13 @@ struct StateFingerprint {
 
 struct SessionState {
   StateFingerprint fingerprint;
+  // Which weights the state was computed with (infini::ModelInfo::digest); 0: not recorded.
+  uint64_t model_digest = 0;
   int64_t tokens_seen = 0;
   std::vector<ops::LayerSnapshot> layers;
+  // The last fed token's logits ([vocab]), so that a restored stream can generate at once; empty
+  // when nothing was fed since the stream began or was restored from a state without them.
+  std::vector<float> last_logits;
 };
 
 std::vector<std::byte> encode_session_state(const SessionState& state);
