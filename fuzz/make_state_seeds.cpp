@@ -50,8 +50,12 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path dir = argv[1];
   std::filesystem::create_directories(dir);
-  infini::stream::write_session_state(dir / "empty_stream_0_layers.state", state(0, 0, 0));
-  infini::stream::write_session_state(dir / "closed_segment_1_layer.state", state(1, 0, 8));
-  infini::stream::write_session_state(dir / "open_segment_2_layers.state", state(2, 3, 11));
+  // Version 2 (the seeds without "v2" in their names were written by the version 1 encoder and
+  // are kept: readers still accept that format).
+  infini::stream::write_session_state(dir / "v2_empty_stream_0_layers.state", state(0, 0, 0));
+  SessionState fed = state(2, 3, 11);
+  fed.model_digest = 0x0123456789abcdefull;
+  fed.last_logits.assign(size_t(fed.fingerprint.vocab), 0.5f);
+  infini::stream::write_session_state(dir / "v2_open_segment_2_layers_logits.state", fed);
   return 0;
 }

@@ -8,6 +8,7 @@ packages=(
   libvulkan-dev glslang-tools spirv-tools
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   catch2 libcli11-dev nlohmann-json3-dev
+  libcpp-httplib-dev libhiredis-dev redis-server
   python3 python3-numpy python3-torch
   clang
 )

@@ -21,7 +21,7 @@ INFINI = sys.argv[1]
 TRIALS = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 SEGMENT = 16
 EVERY = 2  # checkpoint every EVERY segments
-TOKENS_SEEN_OFFSET = 8 + 4 + 8 * 8 + 5 * 4  # magic, version, fingerprint (session_state.cpp)
+TOKENS_SEEN_OFFSET = 8 + 4 + 8 * 8 + 5 * 4 + 8  # magic, version, fingerprint, model digest (session_state.cpp)
 failures = []
 
 

@@ -1,0 +1,127 @@
+// infini serve: an HTTP server for endless streams (serve/). Sessions live in a state store (a
+// directory, or Redis for several replicas); each --devices entry is one worker that runs one
+// request at a time.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "command.hpp"
+#include "model_options.hpp"
+#include "serve/http_api.hpp"
+#include "serve/session_service.hpp"
+#include "split_list.hpp"
+
+namespace infini::cli {
+namespace {
+
+struct ServeArgs {
+  std::string model;
+  ModelOptions options;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::vector<std::string> devices;
+  std::string store = "infini-sessions";
+  std::string api_key;
+  serve::ServeLimits limits;
+  size_t max_body_bytes = 16u << 20;
+  int threads = 0;
+};
+
+// One worker per --devices entry; "0+1" is one worker whose layers are split over devices 0 and 1.
+std::vector<serve::Worker> open_workers(const ServeArgs& args) {
+  std::vector<std::string> entries = args.devices;
+  if (entries.empty()) entries.push_back("");
+  std::vector<serve::Worker> workers;
+  for (const std::string& entry : entries) {
+    serve::Worker w;
+    w.context = std::make_unique<Context>(ContextOptions{.devices = split_list(entry, '+')});
+    w.model = std::make_unique<Model>(*w.context, args.model, args.options);
+    if (workers.empty())
+      for (const std::string& warning : w.model->warnings()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+    workers.push_back(std::move(w));
+  }
+  return workers;
+}
+
+int run_serve(ServeArgs& args) {
+  if (args.api_key.empty())
+    if (const char* key = std::getenv("INFINI_API_KEY")) args.api_key = key;
+  // SIGINT and SIGTERM stop the server cleanly: blocked in every thread, taken by one watcher.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  serve::Metrics metrics;
+  serve::SessionService service(open_workers(args), serve::open_state_store(args.store), args.limits, metrics);
+  httplib::Server server;
+  const int threads = args.threads > 0 ? args.threads : int(args.limits.queue) + 16;
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
+  serve::install_routes(server, service, metrics,
+                        {args.api_key, std::filesystem::path(args.model).filename().string(), args.max_body_bytes});
+
+  const int port = args.port == 0 ? server.bind_to_any_port(args.host) : (server.bind_to_port(args.host, args.port) ? args.port : -1);
+  if (port < 0) throw Error("cannot listen on " + args.host + ":" + std::to_string(args.port));
+  const ModelInfo& info = service.model().info();
+  std::printf("infini serve: listening on http://%s:%d (model %s, digest %s, %zu workers, store %s%s)\n",
+              args.host.c_str(), port, info.name.c_str(), digest_hex(info.digest).c_str(), service.workers(),
+              service.store().describe().c_str(), args.api_key.empty() ? "" : ", API key required");
+  std::fflush(stdout);
+
+  std::thread watcher([&] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    server.stop();
+  });
+  const bool ok = server.listen_after_bind();
+  pthread_kill(watcher.native_handle(), SIGTERM);  // wakes the watcher when the server stopped by itself
+  watcher.join();
+  std::fprintf(stderr, "infini serve: stopped\n");
+  return ok ? 0 : 1;
+}
+
+const RegisterCommand kServe{
+    "serve", "HTTP server: OpenAI-style completions and endless sessions whose state lives in a directory or Redis",
+    [](CLI::App& app) -> std::function<int()> {
+      auto args = std::make_shared<ServeArgs>();
+      app.add_option("-m,--model", args->model, "GGUF model file")->required();
+      app.add_option("--segment", args->options.segment, "Segment length N (default: the file's)")
+          ->check(CLI::Range(int64_t(1), kMaxSegment));
+      add_memory_option(app, args->options.memory);
+      app.add_option("--host", args->host, "Address to listen on")->capture_default_str();
+      app.add_option("--port", args->port, "Port (0: any free port, printed at startup)")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 65535));
+      app.add_option("--devices", args->devices,
+                     "One worker per entry, comma-separated (a device named twice runs two workers on it; 0+1 is one "
+                     "worker with its layers split over devices 0 and 1); default: one worker on the default device")
+          ->delimiter(',');
+      app.add_option("--store", args->store, "Where session states live: a directory, or redis://HOST:PORT/DB")
+          ->capture_default_str();
+      app.add_option("--api-key", args->api_key, "Require 'Authorization: Bearer KEY' (also INFINI_API_KEY)");
+      app.add_option("--max-sessions", args->limits.max_sessions, "Most sessions in the store")
+          ->capture_default_str()
+          ->check(CLI::PositiveNumber);
+      app.add_option("--max-request-tokens", args->limits.max_request_tokens,
+                     "Most tokens in one prompt or append")
+          ->capture_default_str()
+          ->check(CLI::PositiveNumber);
+      app.add_option("--max-tokens", args->limits.max_generate_tokens, "Largest max_tokens a request may ask for")
+          ->capture_default_str()
+          ->check(CLI::NonNegativeNumber);
+      app.add_option("--max-body-bytes", args->max_body_bytes, "Largest request body")
+          ->capture_default_str()
+          ->check(CLI::PositiveNumber);
+      app.add_option("--queue", args->limits.queue, "Requests waiting or running at once; more get 429")
+          ->capture_default_str()
+          ->check(CLI::PositiveNumber);
+      app.add_option("--threads", args->threads, "HTTP threads (default: --queue + 16)")->check(CLI::PositiveNumber);
+      return [args] { return run_serve(*args); };
+    }};
+
+}  // namespace
+}  // namespace infini::cli

@@ -1,0 +1,22 @@
+#pragma once
+// The HTTP face of `infini serve`: OpenAI-style completions, sessions, health and metrics, with
+// an optional API key, JSON errors for everything that goes wrong, and server-sent events for
+// streamed generation and append progress.
+#include <httplib.h>
+
+#include <string>
+
+#include "serve/metrics.hpp"
+#include "serve/session_service.hpp"
+
+namespace infini::serve {
+
+struct HttpOptions {
+  std::string api_key;     // empty: no key needed
+  std::string model_name;  // what /v1/models lists
+  size_t max_body_bytes = 16u << 20;
+};
+
+void install_routes(httplib::Server& server, SessionService& service, Metrics& metrics, const HttpOptions& options);
+
+}  // namespace infini::serve

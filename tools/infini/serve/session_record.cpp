@@ -1,0 +1,51 @@
+#include "serve/session_record.hpp"
+
+#include <cstring>
+
+#include "infini/error.hpp"
+
+namespace infini::serve {
+namespace {
+
+constexpr char kMagic[8] = {'I', 'N', 'F', 'S', 'R', 'E', 'C', '1'};
+constexpr size_t kHeader = sizeof(kMagic) + 4 * 8;
+
+template <typename T>
+void put(std::vector<std::byte>& out, size_t at, T v) {
+  std::memcpy(out.data() + at, &v, sizeof(T));
+}
+template <typename T>
+T get(std::span<const std::byte> in, size_t at) {
+  T v;
+  std::memcpy(&v, in.data() + at, sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::byte> encode_record(const SessionRecord& r) {
+  std::vector<std::byte> out(kHeader + r.state.size());
+  std::memcpy(out.data(), kMagic, sizeof(kMagic));
+  put<uint64_t>(out, 8, r.version);
+  put<uint64_t>(out, 16, r.model_digest);
+  put<int64_t>(out, 24, r.tokens_seen);
+  put<uint64_t>(out, 32, r.state.size());
+  if (!r.state.empty()) std::memcpy(out.data() + kHeader, r.state.data(), r.state.size());
+  return out;
+}
+
+SessionRecord decode_record(std::span<const std::byte> in, const std::string& name) {
+  if (in.size() < kHeader || std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0)
+    throw Error(name + ": not an infini session record");
+  SessionRecord r;
+  r.version = get<uint64_t>(in, 8);
+  r.model_digest = get<uint64_t>(in, 16);
+  r.tokens_seen = get<int64_t>(in, 24);
+  const uint64_t length = get<uint64_t>(in, 32);
+  if (length != in.size() - kHeader || r.tokens_seen < 0)
+    throw Error(name + ": session record is damaged (its state length or token count does not fit)");
+  r.state.assign(in.begin() + kHeader, in.end());
+  return r;
+}
+
+}  // namespace infini::serve

@@ -1,0 +1,224 @@
+#include "serve/session_service.hpp"
+
+#include <random>
+
+#include "infini/error.hpp"
+#include "serve/api_error.hpp"
+#include "serve/stop_scanner.hpp"
+
+namespace infini::serve {
+namespace {
+
+// The client went away: the request ends without committing anything.
+struct Cancelled {};
+
+std::string new_session_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32)};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id(32, '0');
+  for (size_t i = 0; i < id.size(); i += 16)
+    for (uint64_t r = rng(), j = 0; j < 16; ++j, r >>= 4) id[i + j] = kHex[r & 15];
+  return id;
+}
+
+bool valid_id(const std::string& id) {
+  return id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+ApiError unknown_session(const std::string& id) { return not_found("unknown session '" + id + "'"); }
+
+}  // namespace
+
+// Holds one of the `queue` places for as long as a request waits or runs.
+class SessionService::Slot {
+ public:
+  explicit Slot(SessionService& s) : s_(s) {
+    if (s_.in_flight_.fetch_add(1) >= s_.limits_.queue) {
+      s_.in_flight_.fetch_sub(1);
+      throw ApiError(429, "rate_limit_error",
+                     "the server is busy (" + std::to_string(s_.limits_.queue) + " requests queued); retry later");
+    }
+  }
+  ~Slot() { s_.in_flight_.fetch_sub(1); }
+  Slot(const Slot&) = delete;
+  Slot& operator=(const Slot&) = delete;
+
+ private:
+  SessionService& s_;
+};
+
+SessionService::SessionService(std::vector<Worker> workers, std::unique_ptr<StateStore> store, ServeLimits limits,
+                               Metrics& metrics)
+    : workers_(std::move(workers)), store_(std::move(store)), limits_(limits), metrics_(metrics) {
+  std::vector<Model> models;
+  for (const Worker& w : workers_) models.push_back(*w.model);
+  pool_ = std::make_unique<SessionPool>(models);
+}
+
+uint64_t SessionService::device_memory_bytes() const {
+  uint64_t n = 0;
+  for (const Worker& w : workers_) n += w.context->device_memory_bytes();
+  return n;
+}
+
+std::vector<int32_t> SessionService::tokenize(const std::string& text, bool add_bos) const {
+  try {
+    return model().tokenize(text, add_bos && model().info().bos >= 0);
+  } catch (const Error& e) {
+    throw bad_request(e.what());
+  }
+}
+
+void SessionService::check_tokens(const std::vector<int32_t>& tokens, const char* what) const {
+  if (tokens.empty()) throw bad_request(std::string(what) + " is empty");
+  if (int64_t(tokens.size()) > limits_.max_request_tokens)
+    throw ApiError(413, "limit_error",
+                   std::string(what) + " has " + std::to_string(tokens.size()) + " tokens; this server takes at most " +
+                       std::to_string(limits_.max_request_tokens) + " per request");
+  const int64_t vocab = model().info().vocab;
+  for (int32_t t : tokens)
+    if (t < 0 || t >= vocab)
+      throw bad_request(std::string(what) + " holds token id " + std::to_string(t) + ", outside the vocabulary (0.." +
+                        std::to_string(vocab - 1) + ")");
+}
+
+GenerateResult SessionService::run_generate(Session& session, const GenerateRequest& request,
+                                            const TextCallback& on_text) const {
+  StopScanner scanner(request.stop);
+  bool cancelled = false;
+  GenerateResult r;
+  r.tokens = session.generate(request.max_tokens, request.sampling, [&](int32_t, std::string_view piece) {
+    const std::string text = scanner.add(piece);
+    if (!text.empty() && on_text && !on_text(text)) cancelled = true;
+    return !cancelled && !scanner.stopped();
+  });
+  if (cancelled) throw Cancelled{};
+  if (!scanner.stopped()) {
+    const std::string rest = scanner.finish();
+    if (!rest.empty() && on_text && !on_text(rest)) throw Cancelled{};
+  }
+  r.text = scanner.text();
+  r.finish_reason = scanner.stopped() || int64_t(r.tokens.size()) < request.max_tokens ? "stop" : "length";
+  metrics_.tokens_generated(int64_t(r.tokens.size()));
+  return r;
+}
+
+GenerateResult SessionService::complete(const std::vector<int32_t>& prompt, const GenerateRequest& request,
+                                        const TextCallback& on_text) {
+  check_tokens(prompt, "the prompt");
+  Slot slot(*this);
+  try {
+    return pool_->submit([&](Session& s) {
+      s.feed(prompt);
+      metrics_.tokens_fed(int64_t(prompt.size()));
+      GenerateResult r = run_generate(s, request, on_text);
+      r.prompt_tokens = int64_t(prompt.size());
+      return r;
+    }).get();
+  } catch (const Cancelled&) {
+    throw ApiError(499, "cancelled", "the client closed the connection");
+  }
+}
+
+SessionStatus SessionService::create() {
+  if (store_->count() >= limits_.max_sessions)
+    throw ApiError(429, "limit_error",
+                   "the store holds " + std::to_string(limits_.max_sessions) + " sessions, this server's limit; delete some");
+  SessionRecord record;
+  record.model_digest = model().info().digest;
+  for (;;) {
+    const std::string id = new_session_id();
+    if (store_->create(id, record)) return {id, 0, 0, 0, record.model_digest};
+  }
+}
+
+SessionStatus SessionService::status(const std::string& id) {
+  if (!valid_id(id)) throw unknown_session(id);
+  const std::optional<SessionRecord> r = store_->load(id, true);
+  if (!r) throw unknown_session(id);
+  return {id, r->version, r->tokens_seen, r->state.size(), r->model_digest};
+}
+
+void SessionService::remove(const std::string& id) {
+  if (!valid_id(id) || !store_->remove(id)) throw unknown_session(id);
+}
+
+SessionRecord SessionService::load_for_update(const std::string& id, std::optional<uint64_t> expected_version) {
+  if (!valid_id(id)) throw unknown_session(id);
+  std::optional<SessionRecord> r = store_->load(id, true);
+  if (!r) throw unknown_session(id);
+  if (expected_version && *expected_version != r->version)
+    throw conflict("session '" + id + "' is at version " + std::to_string(r->version) + ", not " +
+                   std::to_string(*expected_version));
+  if (r->model_digest != model().info().digest)
+    throw conflict("session '" + id + "' holds a state of model " + digest_hex(r->model_digest) +
+                   "; this server runs model " + digest_hex(model().info().digest));
+  return std::move(*r);
+}
+
+void SessionService::restore(Session& session, const SessionRecord& record, const std::string& id) const {
+  if (record.state.empty()) return;  // nothing fed yet: the pool's session starts empty
+  try {
+    session.restore(record.state, "session '" + id + "'");
+  } catch (const Error& e) {
+    throw ApiError(422, "state_error", std::string("the stored state is refused: ") + e.what());
+  }
+}
+
+SessionStatus SessionService::commit(const std::string& id, const SessionRecord& read, Session& session) {
+  SessionRecord next{read.version + 1, model().info().digest, session.tokens_seen(), session.save()};
+  switch (store_->commit(id, read.version, next)) {
+    case CommitResult::Committed: break;
+    case CommitResult::Stale:
+      throw conflict("session '" + id + "' was changed by another request while this one ran (version " +
+                     std::to_string(read.version) + " is no longer current); nothing was committed");
+    case CommitResult::Missing: throw not_found("session '" + id + "' was deleted while this request ran");
+  }
+  return {id, next.version, next.tokens_seen, next.state.size(), next.model_digest};
+}
+
+SessionStatus SessionService::append(const std::string& id, const std::optional<std::string>& text,
+                                     std::vector<int32_t> tokens, std::optional<uint64_t> expected_version,
+                                     const ProgressCallback& on_progress) {
+  Slot slot(*this);
+  const SessionLocks::Held held = locks_.lock(id);
+  const SessionRecord read = load_for_update(id, expected_version);
+  if (text) tokens = tokenize(*text, read.tokens_seen == 0 && model().info().add_bos);
+  check_tokens(tokens, "the input");
+  try {
+    return pool_->submit([&](Session& s) {
+      restore(s, read, id);
+      bool cancelled = false;
+      const int64_t before = s.tokens_seen();
+      s.feed(tokens, [&](const FeedProgress& p) {
+        cancelled = on_progress && !on_progress(p);
+        return !cancelled;
+      });
+      metrics_.tokens_fed(s.tokens_seen() - before);
+      if (cancelled) throw Cancelled{};
+      return commit(id, read, s);
+    }).get();
+  } catch (const Cancelled&) {
+    throw ApiError(499, "cancelled", "the client closed the connection; nothing was committed");
+  }
+}
+
+std::pair<GenerateResult, SessionStatus> SessionService::generate(const std::string& id, const GenerateRequest& request,
+                                                                  std::optional<uint64_t> expected_version,
+                                                                  const TextCallback& on_text) {
+  Slot slot(*this);
+  const SessionLocks::Held held = locks_.lock(id);
+  const SessionRecord read = load_for_update(id, expected_version);
+  if (read.tokens_seen == 0) throw bad_request("session '" + id + "' has read nothing yet; append text first");
+  try {
+    return pool_->submit([&](Session& s) {
+      restore(s, read, id);
+      GenerateResult r = run_generate(s, request, on_text);
+      return std::pair(std::move(r), commit(id, read, s));
+    }).get();
+  } catch (const Cancelled&) {
+    throw ApiError(499, "cancelled", "the client closed the connection; nothing was committed");
+  }
+}
+
+}  // namespace infini::serve

@@ -1,0 +1,112 @@
+#pragma once
+// What `infini serve` does for a request, apart from HTTP: one-shot completions, and sessions whose
+// state lives in a StateStore between requests. A request for a session loads the committed
+// record, restores it on a free worker of the SessionPool, feeds or generates, and commits the new
+// state as the next version; nothing is committed when it fails or is cancelled, so a request
+// killed half-way leaves the session as it was and can be retried anywhere.
+//
+// Requests for one session wait for each other (in this process; across replicas, the version
+// check refuses the later writer with 409). At most `queue` requests wait or run at once; more
+// get 429.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "infini/context.hpp"
+#include "infini/model.hpp"
+#include "infini/session.hpp"
+#include "infini/session_pool.hpp"
+#include "serve/metrics.hpp"
+#include "serve/session_locks.hpp"
+#include "serve/state_store.hpp"
+
+namespace infini::serve {
+
+struct ServeLimits {
+  int64_t max_sessions = 10000;          // sessions in the store
+  int64_t max_request_tokens = 262144;   // tokens a prompt or an append may hold
+  int64_t max_generate_tokens = 4096;    // max_tokens of one request
+  int64_t queue = 64;                    // requests waiting or running at once
+};
+
+struct GenerateRequest {
+  int64_t max_tokens = 16;
+  SamplingOptions sampling;
+  std::vector<std::string> stop;
+};
+
+struct GenerateResult {
+  std::string text;
+  std::vector<int32_t> tokens;
+  std::string finish_reason;  // "stop" (end-of-sequence or a stop string) or "length"
+  int64_t prompt_tokens = 0;
+};
+
+// Where a session stands after a request: its committed record, without the state.
+struct SessionStatus {
+  std::string id;
+  uint64_t version = 0;
+  int64_t tokens_seen = 0;
+  uint64_t state_bytes = 0;
+  uint64_t model_digest = 0;
+};
+
+// Receives text as it becomes safe to send; returns false when the client has gone (which cancels
+// the request).
+using TextCallback = std::function<bool(const std::string& text)>;
+using ProgressCallback = std::function<bool(const FeedProgress& progress)>;
+
+// One worker: a context on some devices and the model loaded on it.
+struct Worker {
+  std::unique_ptr<Context> context;
+  std::unique_ptr<Model> model;
+};
+
+class SessionService {
+ public:
+  SessionService(std::vector<Worker> workers, std::unique_ptr<StateStore> store, ServeLimits limits, Metrics& metrics);
+
+  const Model& model() const { return *workers_.front().model; }
+  const ServeLimits& limits() const { return limits_; }
+  StateStore& store() { return *store_; }
+
+  std::vector<int32_t> tokenize(const std::string& text, bool add_bos) const;
+  GenerateResult complete(const std::vector<int32_t>& prompt, const GenerateRequest& request, const TextCallback& on_text);
+
+  SessionStatus create();
+  SessionStatus status(const std::string& id);
+  void remove(const std::string& id);
+  // `text` is tokenized after the session's record is read (BOS only when it is empty); `tokens`
+  // are fed as they are. expected_version, when given, must be the committed one.
+  SessionStatus append(const std::string& id, const std::optional<std::string>& text, std::vector<int32_t> tokens,
+                       std::optional<uint64_t> expected_version, const ProgressCallback& on_progress);
+  std::pair<GenerateResult, SessionStatus> generate(const std::string& id, const GenerateRequest& request,
+                                                    std::optional<uint64_t> expected_version,
+                                                    const TextCallback& on_text);
+
+  int64_t in_flight() const { return in_flight_.load(); }
+  size_t workers() const { return workers_.size(); }
+  uint64_t device_memory_bytes() const;
+
+ private:
+  class Slot;  // a place in the bounded queue
+  SessionRecord load_for_update(const std::string& id, std::optional<uint64_t> expected_version);
+  void restore(Session& session, const SessionRecord& record, const std::string& id) const;
+  SessionStatus commit(const std::string& id, const SessionRecord& read, Session& session);
+  GenerateResult run_generate(Session& session, const GenerateRequest& request, const TextCallback& on_text) const;
+  void check_tokens(const std::vector<int32_t>& tokens, const char* what) const;
+
+  std::vector<Worker> workers_;
+  std::unique_ptr<StateStore> store_;
+  ServeLimits limits_;
+  Metrics& metrics_;
+  std::unique_ptr<SessionPool> pool_;
+  SessionLocks locks_;
+  std::atomic<int64_t> in_flight_{0};
+};
+
+}  // namespace infini::serve
