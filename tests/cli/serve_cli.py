@@ -2,7 +2,7 @@
 """`infini serve` end to end (project issue 31), on lavapipe with tiny random models:
 
 - endpoints and their errors: API key, completions (plain, streamed, stop strings, the same tokens
-  as `infini run`), sessions (create, append, generate, status, delete), JSON errors with 4xx for
+  as `infini run`), chat completions (the reply `infini run --chat` gives), sessions (create, append, generate, status, delete), JSON errors with 4xx for
   malformed or out-of-range input, limits (body, tokens, sessions, queue), a stored state from
   another model or damaged;
 - two replicas sharing one private redis-server: a session moved between them equals one that
@@ -190,6 +190,41 @@ def endpoints(model, other_model, tmp):
         c.stop()
 
 
+def chat(model, tmp):
+    chat_model = os.path.join(tmp, "chat.gguf")
+    template = "{% for m in messages %}<|im_start|>{{ m.role }}\\n{{ m.content }}<|im_end|>\\n{% endfor %}"
+    r = subprocess.run([INFINI, "make-model", "--out", chat_model, "--tokenizer", "gpt2", "--pre", "qwen2",
+                        "--chat-template", template, "--vocab", "512", "--embd", "64", "--layers", "2"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        sys.exit("make-model failed: " + r.stderr)
+    rep = Replica(INFINI, chat_model, os.path.join(tmp, "store-chat"))
+    plain = Replica(INFINI, model, os.path.join(tmp, "store-chat"))
+    try:
+        messages = [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Hello there"}]
+        body = {"messages": messages, "max_tokens": 6, "temperature": 0}
+        s, c = request(rep.port, "POST", "/v1/chat/completions", body)
+        run = subprocess.run([INFINI, "run", "-m", chat_model, "--chat", "--system", "Be terse.", "-n", "6", "--temp",
+                              "0", "--quiet"], input=b"Hello there\n", capture_output=True)
+        reply = run.stdout.decode("utf-8", "replace").split("\n")[0]
+        check(s == 200 and c["choices"][0]["message"]["role"] == "assistant"
+              and c["choices"][0]["message"]["content"] == reply, "chat completion == infini run --chat")
+        s, ev = events(rep.port, "/v1/chat/completions", body)
+        streamed = "".join(e["choices"][0]["delta"].get("content", "") for e in ev)
+        check(s == 200 and ev[0]["choices"][0]["delta"]["role"] == "assistant" and streamed == reply
+              and ev[-1]["choices"][0]["finish_reason"] in ("stop", "length"), "streamed chat adds up")
+        for bad, text in (({"messages": []}, "non-empty array"),
+                          ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role"),
+                          ({"messages": [{"role": "user"}]}, "messages[0].content")):
+            s, b = request(rep.port, "POST", "/v1/chat/completions", bad)
+            check(error_of(s, b, 400, text), "chat: bad messages -> 400 %s" % text)
+        s, b = request(plain.port, "POST", "/v1/chat/completions", body)
+        check(error_of(s, b, 400, "no chat template"), "chat on a model without a template: 400")
+    finally:
+        rep.stop()
+        plain.stop()
+
+
 def two_replicas(model, redis):
     r1 = Replica(INFINI, model, redis.url())
     r2 = Replica(INFINI, model, redis.url())
@@ -274,6 +309,7 @@ def main():
         make_model(model, 7)
         make_model(other, 8)
         endpoints(model, other, tmp)
+        chat(model, tmp)
         redis = Redis()
         try:
             two_replicas(model, redis)

@@ -10,6 +10,7 @@
 
 #include "command.hpp"
 #include "model_options.hpp"
+#include "serve/chat_request.hpp"
 #include "serve/http_api.hpp"
 #include "serve/session_service.hpp"
 #include "split_list.hpp"
@@ -25,6 +26,7 @@ struct ServeArgs {
   std::vector<std::string> devices;
   std::string store = "infini-sessions";
   std::string api_key;
+  std::string chat_template;
   serve::ServeLimits limits;
   size_t max_body_bytes = 16u << 20;
   int threads = 0;
@@ -61,15 +63,17 @@ int run_serve(ServeArgs& args) {
   httplib::Server server;
   const int threads = args.threads > 0 ? args.threads : int(args.limits.queue) + 16;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
+  const std::optional<ChatTemplate> chat = serve::server_chat_template(service.model(), args.chat_template);
   serve::install_routes(server, service, metrics,
-                        {args.api_key, std::filesystem::path(args.model).filename().string(), args.max_body_bytes});
+                        {args.api_key, std::filesystem::path(args.model).filename().string(), args.max_body_bytes, chat});
 
   const int port = args.port == 0 ? server.bind_to_any_port(args.host) : (server.bind_to_port(args.host, args.port) ? args.port : -1);
   if (port < 0) throw Error("cannot listen on " + args.host + ":" + std::to_string(args.port));
   const ModelInfo& info = service.model().info();
-  std::printf("infini serve: listening on http://%s:%d (model %s, digest %s, %zu workers, store %s%s)\n",
+  std::printf("infini serve: listening on http://%s:%d (model %s, digest %s, %zu workers, store %s, chat %s%s)\n",
               args.host.c_str(), port, info.name.c_str(), digest_hex(info.digest).c_str(), service.workers(),
-              service.store().describe().c_str(), args.api_key.empty() ? "" : ", API key required");
+              service.store().describe().c_str(), chat ? std::string(chat_template_name(*chat)).c_str() : "none",
+              args.api_key.empty() ? "" : ", API key required");
   std::fflush(stdout);
 
   std::thread watcher([&] {
@@ -102,6 +106,9 @@ const RegisterCommand kServe{
           ->delimiter(',');
       app.add_option("--store", args->store, "Where session states live: a directory, or redis://HOST:PORT/DB")
           ->capture_default_str();
+      app.add_option("--chat-template", args->chat_template,
+                     "Template for /v1/chat/completions: chatml, llama3, gemma, mistral-v1, mistral-v3, mistral-v7, "
+                     "llama2, llama2-sys (default: recognised from the file)");
       app.add_option("--api-key", args->api_key, "Require 'Authorization: Bearer KEY' (also INFINI_API_KEY)");
       app.add_option("--max-sessions", args->limits.max_sessions, "Most sessions in the store")
           ->capture_default_str()

@@ -4,8 +4,10 @@
 // streamed generation and append progress.
 #include <httplib.h>
 
+#include <optional>
 #include <string>
 
+#include "infini/chat_template.hpp"
 #include "serve/metrics.hpp"
 #include "serve/session_service.hpp"
 
@@ -15,6 +17,7 @@ struct HttpOptions {
   std::string api_key;     // empty: no key needed
   std::string model_name;  // what /v1/models lists
   size_t max_body_bytes = 16u << 20;
+  std::optional<ChatTemplate> chat;  // for /v1/chat/completions
 };
 
 void install_routes(httplib::Server& server, SessionService& service, Metrics& metrics, const HttpOptions& options);

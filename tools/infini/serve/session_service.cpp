@@ -1,5 +1,6 @@
 #include "serve/session_service.hpp"
 
+#include <algorithm>
 #include <random>
 
 #include "infini/error.hpp"
@@ -85,9 +86,13 @@ void SessionService::check_tokens(const std::vector<int32_t>& tokens, const char
 GenerateResult SessionService::run_generate(Session& session, const GenerateRequest& request,
                                             const TextCallback& on_text) const {
   StopScanner scanner(request.stop);
-  bool cancelled = false;
+  bool cancelled = false, stop_token = false;
   GenerateResult r;
-  r.tokens = session.generate(request.max_tokens, request.sampling, [&](int32_t, std::string_view piece) {
+  r.tokens = session.generate(request.max_tokens, request.sampling, [&](int32_t token, std::string_view piece) {
+    if (std::find(request.stop_tokens.begin(), request.stop_tokens.end(), token) != request.stop_tokens.end()) {
+      stop_token = true;
+      return false;
+    }
     const std::string text = scanner.add(piece);
     if (!text.empty() && on_text && !on_text(text)) cancelled = true;
     return !cancelled && !scanner.stopped();
@@ -97,8 +102,10 @@ GenerateResult SessionService::run_generate(Session& session, const GenerateRequ
     const std::string rest = scanner.finish();
     if (!rest.empty() && on_text && !on_text(rest)) throw Cancelled{};
   }
+  if (stop_token) r.tokens.pop_back();
   r.text = scanner.text();
-  r.finish_reason = scanner.stopped() || int64_t(r.tokens.size()) < request.max_tokens ? "stop" : "length";
+  r.finish_reason =
+      stop_token || scanner.stopped() || int64_t(r.tokens.size()) < request.max_tokens ? "stop" : "length";
   metrics_.tokens_generated(int64_t(r.tokens.size()));
   return r;
 }

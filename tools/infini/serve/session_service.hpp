@@ -37,6 +37,7 @@ struct GenerateRequest {
   int64_t max_tokens = 16;
   SamplingOptions sampling;
   std::vector<std::string> stop;
+  std::vector<int32_t> stop_tokens;  // tokens that end generation (a chat's end of turn), not returned
 };
 
 struct GenerateResult {

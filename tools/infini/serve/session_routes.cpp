@@ -1,0 +1,86 @@
+#include "serve/session_routes.hpp"
+
+#include "serve/http_common.hpp"
+#include "serve/request_fields.hpp"
+
+namespace infini::serve {
+namespace {
+
+using nlohmann::json;
+
+json session_json(const SessionStatus& s) {
+  return {{"id", s.id},
+          {"object", "session"},
+          {"version", s.version},
+          {"tokens_seen", s.tokens_seen},
+          {"state_bytes", s.state_bytes},
+          {"model", digest_hex(s.model_digest)}};
+}
+
+}  // namespace
+
+void install_session_routes(httplib::Server& server, SessionService& service) {
+  server.Post("/v1/sessions", guarded([&service](const httplib::Request&, httplib::Response& res) {
+                send_json(res, session_json(service.create()), 201);
+              }));
+
+  server.Get(R"(/v1/sessions/([^/]+))", guarded([&service](const httplib::Request& req, httplib::Response& res) {
+               send_json(res, session_json(service.status(req.matches[1])));
+             }));
+
+  server.Delete(R"(/v1/sessions/([^/]+))", guarded([&service](const httplib::Request& req, httplib::Response& res) {
+                  service.remove(req.matches[1]);
+                  send_json(res, {{"id", req.matches[1]}, {"object", "session"}, {"deleted", true}});
+                }));
+
+  server.Post(R"(/v1/sessions/([^/]+)/append)", guarded([&service](const httplib::Request& req, httplib::Response& res) {
+                const std::string id = req.matches[1];
+                const json body = parse_body(req.body);
+                std::vector<int32_t> tokens;
+                const std::optional<std::string> text = text_field(body, tokens);
+                const std::optional<uint64_t> version = version_field(body);
+                if (!stream_field(body)) {
+                  send_json(res, session_json(service.append(id, text, tokens, version, {})));
+                  return;
+                }
+                service.status(id);  // an unknown session is a 404, not an event in a 200 stream
+                stream_events(res, [&service, id, text, tokens, version](const SendEvent& send) {
+                  const SessionStatus s = service.append(id, text, tokens, version, [&](const FeedProgress& p) {
+                    return send({{"object", "session.progress"},
+                                 {"fed", p.fed},
+                                 {"total", p.total},
+                                 {"tokens_seen", p.tokens_seen}});
+                  });
+                  send(session_json(s));
+                });
+              }));
+
+  server.Post(R"(/v1/sessions/([^/]+)/generate)", guarded([&service](const httplib::Request& req, httplib::Response& res) {
+                const std::string id = req.matches[1];
+                const json body = parse_body(req.body);
+                const GenerateRequest request = generate_fields(body, service.limits(), service.model().info().vocab);
+                const std::optional<uint64_t> version = version_field(body);
+                auto result_json = [](const GenerateResult& r, const SessionStatus& s) {
+                  json out = session_json(s);
+                  out["object"] = "session.generation";
+                  out["text"] = r.text;
+                  out["tokens"] = r.tokens;
+                  out["finish_reason"] = r.finish_reason;
+                  return out;
+                };
+                if (!stream_field(body)) {
+                  const auto [r, s] = service.generate(id, request, version, {});
+                  send_json(res, result_json(r, s));
+                  return;
+                }
+                service.status(id);
+                stream_events(res, [&service, id, request, version, result_json](const SendEvent& send) {
+                  const auto [r, s] = service.generate(id, request, version, [&](const std::string& text) {
+                    return send({{"object", "session.text"}, {"text", text}});
+                  });
+                  send(result_json(r, s));
+                });
+              }));
+}
+
+}  // namespace infini::serve
