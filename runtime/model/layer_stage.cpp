@@ -21,6 +21,8 @@ namespace {
 // without the segment's end; prefill: its piece sizes); a caller feeding pieces of ever new sizes
 // gets recordings made and dropped past this.
 constexpr size_t kMaxRecordedPieces = 512;
+// A piece's timestamps: start, inputs uploaded, outputs computed, end (see StageProfile).
+constexpr uint32_t kTimestamps = 4;
 
 
 // Weight matrices are stored on the device exactly as in the file (f32 or packed f16), in as
@@ -189,7 +191,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
   bool qk_norm = false;
   for (int64_t i = range.first; i < range.last; ++i) qk_norm = qk_norm || weights.layers[size_t(i)].q_norm.has_value();
   scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head(), qk_norm);
-  stream_ = std::make_unique<vk::CommandStream>(device, 2);
+  stream_ = std::make_unique<vk::CommandStream>(device, kTimestamps);
 }
 
 LayerStage::~LayerStage() = default;
@@ -239,8 +241,12 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
   const uint64_t hidden_bytes = uint64_t(n) * uint64_t(config_.embd) * 4;
   if (hidden_out && has_head()) throw Error("model: the stage with the head passes on no hidden states");
   Scratch& s = *scratch_;
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  const auto h0 = Clock::now();
   if (embeds()) s.ids_io.write(0, tokens.data(), tokens.size_bytes());
   else s.x_io.write(0, hidden_in.data(), hidden_bytes);
+  const double host_in_s = seconds(h0, Clock::now());
   const ops::InfiniAttentionLayer& first = *layers_.front().attention;
   const uint32_t open = first.open_tokens();
   s.position_io.write(0, &open, 4);
@@ -252,7 +258,7 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
     ran = it->second.get();
   } else {
     std::unique_ptr<vk::CommandStream> fresh;
-    if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_, 2);
+    if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_, kTimestamps);
     vk::CommandStream& stream = fresh ? *fresh : *stream_;
     const auto r0 = std::chrono::steady_clock::now();
     stream.begin();
@@ -260,7 +266,9 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
     s.position_io.record_upload(stream, 4);
     if (embeds()) s.ids_io.record_upload(stream, uint64_t(n) * 4);
     else s.x_io.record_upload(stream, hidden_bytes);
+    stream.timestamp("inputs");
     record_piece(stream, n, rows, top_k);
+    stream.timestamp("outputs");
     if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
     else if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
     if (!has_head()) s.x_io.record_download(stream, hidden_bytes);
@@ -273,21 +281,27 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
   const auto t_submit = std::chrono::steady_clock::now();
   ran->submit_and_wait();
   const auto t_done = std::chrono::steady_clock::now();
-  double device_s = std::chrono::duration<double>(t_done - t_submit).count();
-  if (const auto samples = ran->timestamps(); samples.size() == 2) device_s = std::min(device_s, samples[1].ns * 1e-9);
+  double device_s = std::chrono::duration<double>(t_done - t_submit).count(), upload_s = 0, download_s = 0;
+  if (const auto samples = ran->timestamps(); samples.size() == kTimestamps) {
+    device_s = std::min(device_s, samples[3].ns * 1e-9);
+    upload_s = samples[1].ns * 1e-9;
+    download_s = (samples[3].ns - samples[2].ns) * 1e-9;
+  }
   if (timeline_) {
     const double end = std::chrono::duration<double>(t_done.time_since_epoch()).count();
     timeline_->push_back({end - device_s, end});
   }
   if (rows) last_rows_ = rows;
+  const auto h1 = Clock::now();
   if (top_k) s.ranked_io.read(0, head.ranked, uint64_t(top_k) * 8);
   else if (rows) s.logits_io.read(0, head.logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
   if (hidden_out) {
     hidden_out->resize(size_t(n) * size_t(config_.embd));
     s.x_io.read(0, hidden_out->data(), hidden_bytes);
   }
-  profile_ += {1, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), record_s,
-               std::chrono::duration<double>(t_done - t_submit).count(), device_s};
+  const auto t_end = Clock::now();
+  profile_ += {1,         seconds(t0, t_end), record_s, seconds(t_submit, t_done), device_s, host_in_s,
+               seconds(h1, t_end), upload_s, download_s};
 }
 
 std::vector<float> LayerStage::last_logits() const {

@@ -73,6 +73,16 @@ std::vector<LlamaRunner::StageInfo> LlamaRunner::stages() const {
   return out;
 }
 
+std::vector<StageProfile> LlamaRunner::stage_profiles() const {
+  std::vector<StageProfile> out;
+  for (const auto& s : stages_) out.push_back(s->profile());
+  return out;
+}
+
+std::vector<HandoffProfile> LlamaRunner::handoff_profiles() const {
+  return pipeline_ ? pipeline_->handoffs() : std::vector<HandoffProfile>(stages_.size());
+}
+
 void LlamaRunner::record_timeline(bool on) {
   timeline_.assign(stages_.size(), {});
   for (size_t i = 0; i < stages_.size(); ++i) stages_[i]->record_timeline(on ? &timeline_[i] : nullptr);

@@ -75,6 +75,10 @@ class LlamaRunner {
   size_t recorded_pieces() const noexcept;
   // Where the time of the pieces run so far went, summed over the stages (see StageProfile).
   StageProfile profile() const noexcept;
+  // The same per stage, in pipeline order, with the waits of the pieces handed to each (all zero
+  // on one device, where nothing is handed over).
+  std::vector<StageProfile> stage_profiles() const;
+  std::vector<HandoffProfile> handoff_profiles() const;
   const LlamaConfig& config() const noexcept { return config_; }
   const RunnerOptions& options() const noexcept { return options_; }
   // The devices in use and the layers each holds, in pipeline order.

@@ -5,7 +5,10 @@
 namespace infini::model {
 
 StagePipeline::StagePipeline(std::vector<LayerStage*> stages, size_t in_flight)
-    : stages_(std::move(stages)), in_flight_(std::max<size_t>(in_flight, 1)), queues_(stages_.size()) {
+    : stages_(std::move(stages)),
+      in_flight_(std::max<size_t>(in_flight, 1)),
+      queues_(stages_.size()),
+      handoffs_(stages_.size()) {
   for (size_t s = 0; s < stages_.size(); ++s) threads_.emplace_back([this, s] { worker(s); });
 }
 
@@ -25,7 +28,7 @@ void StagePipeline::run(std::span<const Piece> pieces) {
   failure_.clear();
   for (size_t p = 0; p < pieces.size(); ++p) {
     changed_.wait(lock, [&] { return p - finished_ < in_flight_; });
-    queues_.front().push_back({p, {}});
+    queues_.front().push_back({p, {}, std::chrono::steady_clock::now()});
     changed_.notify_all();
   }
   changed_.wait(lock, [&] { return finished_ == pieces.size(); });
@@ -33,15 +36,25 @@ void StagePipeline::run(std::span<const Piece> pieces) {
   if (!failure_.empty()) throw Error(failure_);
 }
 
+std::vector<HandoffProfile> StagePipeline::handoffs() const {
+  std::lock_guard lock(mutex_);
+  return handoffs_;
+}
+
 void StagePipeline::worker(size_t s) {
   LayerStage& stage = *stages_[s];
   const bool last = s + 1 == stages_.size();
   std::unique_lock lock(mutex_);
   for (;;) {
+    const bool idle = queues_[s].empty();  // then the next piece's wait includes waking this thread
     changed_.wait(lock, [&] { return stop_ || !queues_[s].empty(); });
     if (stop_) return;
     Work work = std::move(queues_[s].front());
     queues_[s].pop_front();
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - work.queued).count();
+    HandoffProfile& h = handoffs_[s];
+    ++h.handoffs;
+    (idle ? h.wake_s : h.queue_s) += waited;
     if (!failure_.empty()) {  // an earlier piece failed: drop this one
       ++finished_;
       changed_.notify_all();
@@ -59,7 +72,7 @@ void StagePipeline::worker(size_t s) {
     lock.lock();
     if (!failed.empty() && failure_.empty()) failure_ = failed;
     if (last || !failed.empty()) ++finished_;
-    else queues_[s + 1].push_back({work.piece, std::move(out)});
+    else queues_[s + 1].push_back({work.piece, std::move(out), std::chrono::steady_clock::now()});
     changed_.notify_all();
   }
 }

@@ -6,6 +6,7 @@
 // stream order. Hidden states travel between stages through host memory: each stage's submission
 // signals its device's timeline semaphore, and the stage's worker waits for that value before it
 // reads the hidden states back and hands them to the next stage's worker.
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -19,6 +20,17 @@
 #include "model/layer_stage.hpp"
 
 namespace infini::model {
+
+// How pieces waited between stages, summed over the pieces a stage received from the one before
+// it: queue_s while that stage was still busy with an earlier piece, wake_s while its idle worker
+// thread was being woken (the cost of a hand-off between threads).
+struct HandoffProfile {
+  int64_t handoffs = 0;
+  double queue_s = 0, wake_s = 0;
+  HandoffProfile operator-(const HandoffProfile& earlier) const noexcept {
+    return {handoffs - earlier.handoffs, queue_s - earlier.queue_s, wake_s - earlier.wake_s};
+  }
+};
 
 struct Piece {
   std::span<const int32_t> tokens;
@@ -38,17 +50,20 @@ class StagePipeline {
   // rest of the pieces are dropped and the first failure is thrown, naming the stage's device and
   // layers (the stream state is then inconsistent: reset or restore before feeding more).
   void run(std::span<const Piece> pieces);
+  // Per stage, running totals (the first stage's are its waits for run() to hand it pieces).
+  std::vector<HandoffProfile> handoffs() const;
 
  private:
   struct Work {
     size_t piece;
     std::vector<float> hidden;
+    std::chrono::steady_clock::time_point queued;
   };
   void worker(size_t stage);
 
   std::vector<LayerStage*> stages_;
   size_t in_flight_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::deque<Work>> queues_;
   std::span<const Piece> pieces_;
@@ -56,6 +71,7 @@ class StagePipeline {
   std::string failure_;
   bool stop_ = false;
   std::vector<std::thread> threads_;
+  std::vector<HandoffProfile> handoffs_;
 };
 
 }  // namespace infini::model

@@ -6,7 +6,9 @@ options as one-line errors.
 Usage: bench_cli.py PATH_TO_INFINI
 """
 import json
+import os
 import sys
+import tempfile
 
 from cli_checks import check, finish, is_one_line_error, run as run_infini
 
@@ -47,6 +49,32 @@ if len(records) == 3:
         # the median time's).
         check(abs(x["gbytes_per_s"] * x["ms_median"] * 1e6 - (64 * 4 + 40 * 64 * 2 + 40 * 4)) < 1e-3 * 5536
               and x["fraction_of_bandwidth"] > 0, f"matmul bytes {x}")
+
+# The pipeline workload on one and two logical devices: throughput per set, and where each stage's
+# time goes per piece (hand-off costs), consistent with itself.
+with tempfile.TemporaryDirectory() as tmp:
+    model = os.path.join(tmp, "m.gguf")
+    check(run_infini(INFINI, ["make-model", "--out", model, "--vocab", "300", "--embd", "64", "--layers", "2",
+                              "--segment", "16"]).returncode == 0, "make-model for the pipeline bench")
+    r = run(["--workload", "pipeline", "--model", model, "--device-sets", "0/0,0", "--prefill", "40", "--decode", "3",
+             "--repeat", "1"])
+    check(r.returncode == 0, "bench pipeline: " + r.stderr)
+    records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+    handoffs = {x["devices"]: x for x in records if x.get("phase") == "handoffs"}
+    check(sorted(handoffs) == ["0", "0,0"], f"handoff records {sorted(handoffs)}")
+    for devices, x in handoffs.items():
+        for phase, pieces in (("prefill_stages", 3), ("decode_stages", 3)):  # 40 tokens: 16 + 16 + 8
+            stages = x.get(phase, [])
+            check(len(stages) == len(devices.split(",")), f"{devices} {phase}: one entry per stage")
+            for st in stages:
+                parts = st["record_us"] + st["host_in_us"] + st["host_out_us"] + st["submit_wait_us"]
+                check(st["pieces"] == pieces and all(v >= 0 for v in st.values())
+                      and parts <= st["wall_us"] * 1.001 + 1 and st["device_us"] <= st["submit_wait_us"] * 1.001 + 1
+                      and st["device_upload_us"] + st["device_download_us"] <= st["device_us"] + 1,
+                      f"{devices} {phase} stage {st['stage']}: {st}")
+            if devices == "0":
+                check(all(st["queued_us"] == 0 and st["thread_wake_us"] == 0 for st in stages),
+                      "one device hands nothing over")
 
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--workload", "nothing"], ["--repeat", "0"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)

@@ -2,7 +2,8 @@
 // device sets (each set its own logical devices, the layers split over them), prefill and decode
 // timed in alternation so machine load that drifts hits every set alike. One JSON line per set
 // with its tokens/s and their ratio to the first set's, and one with each device's busy intervals
-// during a prefill (timestamp queries) and how much of the time two or more devices were busy.
+// during a prefill (timestamp queries) and how much of the time two or more devices were busy,
+// and one with where each stage's time goes per piece (hand-off costs included).
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -41,6 +42,34 @@ double overlap_fraction(const std::vector<std::vector<model::BusyInterval>>& sta
     if (busy >= 2) overlap += edges[i + 1].first - edges[i].first;
   }
   return overlap / (edges.back().first - edges.front().first);
+}
+
+// Each stage's time over one window of a stream (a prefill, or the decode after it), per piece in
+// microseconds: where a hand-off between devices costs (docs/design.md §4.3).
+nlohmann::json handoff_json(const model::LlamaRunner& runner, const std::vector<model::StageProfile>& profile_before,
+                            const std::vector<model::HandoffProfile>& handoff_before) {
+  const std::vector<model::StageProfile> profiles = runner.stage_profiles();
+  const std::vector<model::HandoffProfile> handoffs = runner.handoff_profiles();
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    const model::StageProfile p = profiles[i] - profile_before[i];
+    const model::HandoffProfile h = handoffs[i] - handoff_before[i];
+    const double per = p.pieces > 0 ? 1e6 / double(p.pieces) : 0;
+    out.push_back({{"stage", i},
+                   {"pieces", p.pieces},
+                   {"wall_us", p.wall_s * per},
+                   {"record_us", p.record_s * per},
+                   {"host_in_us", p.host_in_s * per},
+                   {"host_out_us", p.host_out_s * per},
+                   {"submit_wait_us", p.submit_wait_s * per},
+                   {"device_us", p.device_s * per},
+                   {"device_upload_us", p.device_upload_s * per},
+                   {"device_download_us", p.device_download_s * per},
+                   {"submit_and_wake_us", (p.submit_wait_s - p.device_s) * per},
+                   {"queued_us", h.queue_s * per},
+                   {"thread_wake_us", h.wake_s * per}});
+  }
+  return out;
 }
 
 struct DeviceSet {
@@ -112,6 +141,28 @@ void bench_pipeline(BenchRun& run) {
       line["decode_tokens"] = o.decode;
       line["decode_tokens_per_s"] = d.median;
       line["decode_ratio_to_first"] = d.median / first_decode.median;
+    }
+    run.emit(line);
+  }
+
+  // Where each stage's time goes, per piece, in one more prefill and decode of every set.
+  for (DeviceSet& s : sets) {
+    s.runner->reset();
+    auto profiles = s.runner->stage_profiles();
+    auto handoffs = s.runner->handoff_profiles();
+    std::vector<float> logits = s.runner->forward(prompt, false);
+    const nlohmann::json prefill = handoff_json(*s.runner, profiles, handoffs);
+    profiles = s.runner->stage_profiles();
+    handoffs = s.runner->handoff_profiles();
+    for (int64_t i = 0; i < o.decode; ++i) {
+      const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      logits = s.runner->forward(std::span<const int32_t>(&next, 1), false);
+    }
+    nlohmann::json line{{"workload", "pipeline"}, {"phase", "handoffs"}, {"devices", s.name},
+                        {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};
+    if (o.decode > 0) {
+      line["decode_tokens"] = o.decode;
+      line["decode_stages"] = handoff_json(*s.runner, profiles, handoffs);
     }
     run.emit(line);
   }
