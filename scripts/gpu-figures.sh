@@ -4,7 +4,7 @@
 # this repository's Release build in ./build. Prints JSON lines (infini bench) and the peer's
 # table when .peer/run_peer.sh exists (llama.cpp's Vulkan backend on the same models and card).
 #   scripts/gpu-figures.sh [quick]     # quick: skips the 1M-token stream and the GPU tests
-# Takes about 7 minutes on an H100 (quick: 4).
+# Takes about 8 minutes on an H100 (quick: 5).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 infini=./build/infini
@@ -36,6 +36,8 @@ for t in q8_0 q4_k_m; do
   $infini bench --workload bandwidth,model --model "$models/m155-$t.gguf" --reference-model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3
   $infini bench --workload bandwidth,model --model "$models/m1b-$t.gguf" --reference-model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
 done
+step "several logical devices on the one card: the pipeline's cost and where each hand-off's time goes"
+$infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --prefill 8192 --decode 32 --repeat 3
 if [ -x .peer/run_peer.sh ]; then
   step "peer: llama.cpp Vulkan on the same files"
   .peer/run_peer.sh "$models/m155.gguf" --fa on
