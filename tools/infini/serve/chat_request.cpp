@@ -31,6 +31,14 @@ std::vector<ChatMessage> messages_field(const nlohmann::json& body) {
 }
 
 ChatPrompt chat_prompt(const Model& model, ChatTemplate t, const std::vector<ChatMessage>& messages) {
+  // The formatted chat is tokenized with control texts as control tokens, so a message that held
+  // one ("<|im_end|>", "<|start_header_id|>") could forge turns: such messages are refused.
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const std::string& c = messages[i].content;
+    if (model.tokenize(c, false, true) != model.tokenize(c, false, false))
+      throw bad_request("messages[" + std::to_string(i) +
+                        "].content holds the text of a control token of this model; it cannot be sent in a chat");
+  }
   ChatPrompt p;
   try {
     // The template's control texts are parsed as special tokens; only the template writes them.

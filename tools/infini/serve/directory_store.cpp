@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -62,6 +63,22 @@ void sync_directory(const std::filesystem::path& dir) {
   }
 }
 
+// Removes a temporary record file unless it was renamed into place.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(std::filesystem::path p) : path_(std::move(p)) {}
+  ~TemporaryFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  void published() { path_.clear(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace
 
 DirectoryStore::DirectoryStore(std::filesystem::path dir) : dir_(std::move(dir)) {
@@ -69,6 +86,13 @@ DirectoryStore::DirectoryStore(std::filesystem::path dir) : dir_(std::move(dir))
   std::filesystem::create_directories(dir_, ec);
   if (!std::filesystem::is_directory(dir_)) throw Error(dir_.string() + ": cannot create the store directory");
   DirectoryLock probe(dir_);  // fails early on a read-only directory
+  // Temporary files a crashed writer left behind; recent ones may belong to a live replica.
+  const auto stale = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(".") && name.find(".tmp-") != std::string::npos && entry.last_write_time(ec) < stale)
+      std::filesystem::remove(entry.path(), ec);
+  }
 }
 
 std::filesystem::path DirectoryStore::file(const std::string& id) const { return dir_ / (id + ".session"); }
@@ -102,22 +126,16 @@ std::filesystem::path DirectoryStore::write_temporary(const std::string& id, con
 }
 
 void DirectoryStore::publish(const std::filesystem::path& tmp, const std::string& id) const {
-  if (::rename(tmp.c_str(), file(id).c_str()) != 0) {
-    const std::string message = os_error(file(id), "rename into");
-    ::unlink(tmp.c_str());
-    throw Error(message);
-  }
+  if (::rename(tmp.c_str(), file(id).c_str()) != 0) throw Error(os_error(file(id), "rename into"));
   sync_directory(dir_);
 }
 
 bool DirectoryStore::create(const std::string& id, const SessionRecord& record) {
-  const std::filesystem::path tmp = write_temporary(id, record);
+  TemporaryFile tmp(write_temporary(id, record));
   DirectoryLock lock(dir_);
-  if (std::filesystem::exists(file(id))) {
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  publish(tmp, id);
+  if (std::filesystem::exists(file(id))) return false;
+  publish(tmp.path(), id);
+  tmp.published();
   return true;
 }
 
@@ -132,14 +150,13 @@ std::optional<SessionRecord> DirectoryStore::load(const std::string& id, bool wi
 }
 
 CommitResult DirectoryStore::commit(const std::string& id, uint64_t expected, const SessionRecord& next) {
-  const std::filesystem::path tmp = write_temporary(id, next);
+  TemporaryFile tmp(write_temporary(id, next));
   DirectoryLock lock(dir_);
   const std::optional<SessionRecord> current = load(id, false);
-  if (!current || current->version != expected) {
-    ::unlink(tmp.c_str());
-    return current ? CommitResult::Stale : CommitResult::Missing;
-  }
-  publish(tmp, id);
+  if (!current) return CommitResult::Missing;
+  if (current->version != expected) return CommitResult::Stale;
+  publish(tmp.path(), id);
+  tmp.published();
   return CommitResult::Committed;
 }
 

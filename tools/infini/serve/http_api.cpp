@@ -9,17 +9,26 @@ namespace {
 
 using nlohmann::json;
 
-// The endpoint a path belongs to, for the metrics' labels (session ids left out).
+// The endpoint a request belongs to, for the metrics' labels: one of a fixed set (session ids and
+// unknown paths left out), so no request can add labels or break the format.
 std::string endpoint_of(const httplib::Request& req) {
+  static const char* const kKnown[] = {"/health", "/metrics", "/v1/models", "/v1/completions", "/v1/chat/completions",
+                                       "/v1/sessions"};
+  static const char* const kMethods[] = {"GET", "POST", "DELETE"};
   const std::string& p = req.path;
+  const char* method = "other";
+  for (const char* m : kMethods)
+    if (req.method == m) method = m;
   const std::string sessions = "/v1/sessions/";
   if (p.rfind(sessions, 0) == 0) {
     const size_t slash = p.find('/', sessions.size());
-    return req.method + " /v1/sessions/{id}" + (slash == std::string::npos ? "" : p.substr(slash));
+    const std::string rest = slash == std::string::npos ? "" : p.substr(slash);
+    if (rest.empty() || rest == "/append" || rest == "/generate")
+      return std::string(method) + " /v1/sessions/{id}" + rest;
+    return "other";
   }
-  if (p == "/health" || p == "/metrics" || p == "/v1/models" || p == "/v1/completions" ||
-      p == "/v1/chat/completions" || p == "/v1/sessions")
-    return req.method + " " + p;
+  for (const char* k : kKnown)
+    if (p == k) return std::string(method) + " " + k;
   return "other";
 }
 

@@ -29,7 +29,7 @@ void stream_events(httplib::Response& res, std::function<void(const SendEvent&)>
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider("text/event-stream", [work](size_t, httplib::DataSink& sink) {
     const SendEvent send = [&sink](const json& j) {
-      const std::string event = "data: " + dump(j) + "\n\n";
+      const std::string event = j.is_null() ? std::string(": \n\n") : "data: " + dump(j) + "\n\n";
       return sink.write(event.data(), event.size());
     };
     try {

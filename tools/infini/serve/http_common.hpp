@@ -36,7 +36,8 @@ httplib::Server::Handler guarded(Handler handler) {
 }
 
 // A response of server-sent events: `work` gets a function that sends one event (false once the
-// client has gone); its errors become an error event. The stream ends with "data: [DONE]".
+// client has gone; a null event sends only a comment, to ask whether the client is still there);
+// its errors become an error event. The stream ends with "data: [DONE]".
 using SendEvent = std::function<bool(const nlohmann::json&)>;
 void stream_events(httplib::Response& res, std::function<void(const SendEvent&)> work);
 

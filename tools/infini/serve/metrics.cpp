@@ -16,7 +16,9 @@ void Metrics::add_tokens(int64_t fed, int64_t generated) {
   std::lock_guard lock(mutex_);
   fed_ += fed;
   generated_ += generated;
-  recent_.emplace_back(Clock::now(), fed + generated);
+  const Clock::time_point now = Clock::now();
+  recent_.emplace_back(now, fed + generated);
+  while (now - recent_.front().first > kRateWindow) recent_.pop_front();
 }
 
 std::string Metrics::render(const std::vector<Gauge>& gauges) {

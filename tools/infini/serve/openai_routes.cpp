@@ -58,6 +58,7 @@ void install_openai_routes(httplib::Server& server, SessionService& service, con
                   send_json(res, out);
                   return;
                 }
+                service.precheck_tokens(prompt, "the prompt");
                 stream_events(res, [&service, prompt, request, choice](const SendEvent& send) {
                   const GenerateResult r =
                       service.complete(prompt, request, [&](const std::string& text) { return send(choice(text, nullptr)); });
@@ -94,6 +95,7 @@ void install_openai_routes(httplib::Server& server, SessionService& service, con
                                   {"usage", usage_json(r)}});
                   return;
                 }
+                service.precheck_tokens(prompt.tokens, "the prompt");
                 stream_events(res, [&service, prompt, request, chunk](const SendEvent& send) {
                   if (!send(chunk({{"role", "assistant"}, {"content", ""}}, nullptr))) return;
                   const GenerateResult r = service.complete(prompt.tokens, request, [&](const std::string& text) {

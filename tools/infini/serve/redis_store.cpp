@@ -79,13 +79,17 @@ RedisStore::~RedisStore() {
 
 redisContext* RedisStore::connect() const {
   const std::string where = "redis://" + address_.host + ":" + std::to_string(address_.port);
-  redisContext* c = redisConnect(address_.host.c_str(), address_.port);
+  const timeval connect_timeout{5, 0}, io_timeout{30, 0};
+  redisContext* c = redisConnectWithTimeout(address_.host.c_str(), address_.port, connect_timeout);
   if (!c) throw Error(where + ": cannot allocate a connection");
   if (c->err) {
     const std::string message = where + ": " + c->errstr;
     redisFree(c);
     throw Error(message);
   }
+  // A Redis that stops answering fails the request after io_timeout instead of holding a worker.
+  redisSetTimeout(c, io_timeout);
+  redisEnableKeepAlive(c);
   if (address_.db != 0) {
     Reply r(static_cast<redisReply*>(redisCommand(c, "SELECT %d", address_.db)));
     if (!r || r->type == REDIS_REPLY_ERROR) {
@@ -98,33 +102,40 @@ redisContext* RedisStore::connect() const {
 }
 
 RedisStore::Reply RedisStore::command(const std::vector<std::string>& args) {
-  redisContext* c = nullptr;
-  {
-    std::lock_guard lock(mutex_);
-    if (!idle_.empty()) {
-      c = idle_.back();
-      idle_.pop_back();
-    }
-  }
-  if (!c) c = connect();
   std::vector<const char*> argv;
   std::vector<size_t> lengths;
   for (const std::string& a : args) {
     argv.push_back(a.data());
     lengths.push_back(a.size());
   }
-  Reply r(static_cast<redisReply*>(redisCommandArgv(c, int(args.size()), argv.data(), lengths.data())));
-  if (!r || c->err) {
-    const std::string message = std::string("redis: ") + (c->err ? c->errstr : "no reply");
-    redisFree(c);  // a broken connection is dropped; the next command opens a new one
-    throw Error(message);
+  // A pooled connection may have been closed while idle (Redis' timeout, a restart): a command
+  // that fails on one is sent once more on a new connection. A commit that did land the first
+  // time is then refused as stale, never applied twice.
+  for (int attempt = 0;; ++attempt) {
+    redisContext* c = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (!idle_.empty() && attempt == 0) {
+        c = idle_.back();
+        idle_.pop_back();
+      }
+    }
+    const bool reused = c != nullptr;
+    if (!c) c = connect();
+    Reply r(static_cast<redisReply*>(redisCommandArgv(c, int(args.size()), argv.data(), lengths.data())));
+    if (!r || c->err) {
+      const std::string message = std::string("redis: ") + (c->err ? c->errstr : "no reply");
+      redisFree(c);  // a broken connection is dropped
+      if (reused) continue;
+      throw Error(message);
+    }
+    {
+      std::lock_guard lock(mutex_);
+      idle_.push_back(c);
+    }
+    if (r->type == REDIS_REPLY_ERROR) throw Error("redis: " + std::string(r->str, r->len));
+    return r;
   }
-  {
-    std::lock_guard lock(mutex_);
-    idle_.push_back(c);
-  }
-  if (r->type == REDIS_REPLY_ERROR) throw Error("redis: " + std::string(r->str, r->len));
-  return r;
 }
 
 bool RedisStore::create(const std::string& id, const SessionRecord& rec) {

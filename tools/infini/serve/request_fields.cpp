@@ -1,5 +1,6 @@
 #include "serve/request_fields.hpp"
 
+#include <algorithm>
 #include <random>
 
 #include "serve/api_error.hpp"
@@ -8,6 +9,9 @@ namespace infini::serve {
 namespace {
 
 using nlohmann::json;
+
+// Stop strings are searched for after every token: their length bounds that work.
+constexpr size_t kMaxStopBytes = 1024;
 
 const json* field(const json& body, const char* name) {
   const auto it = body.find(name);
@@ -40,8 +44,10 @@ std::vector<int32_t> token_ids(const json& f, const char* name) {
   std::vector<int32_t> ids;
   ids.reserve(f.size());
   for (const json& t : f) {
+    // Only numbers are echoed: dumping a deeply nested value would recurse as deep as it goes.
     if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX)
-      throw bad_request(std::string("'") + name + "' holds " + t.dump() + ", not a token id");
+      throw bad_request(std::string("'") + name + "' holds " + (t.is_number() ? t.dump() : "a " + std::string(t.type_name())) +
+                        ", not a token id");
     ids.push_back(t.get<int32_t>());
   }
   return ids;
@@ -62,7 +68,8 @@ json parse_body(const std::string& body) {
 
 GenerateRequest generate_fields(const json& body, const ServeLimits& limits, int64_t vocab) {
   GenerateRequest r;
-  r.max_tokens = integer(body, "max_tokens", 16, 0, limits.max_generate_tokens);
+  r.max_tokens = integer(body, "max_tokens", std::min<int64_t>(16, limits.max_generate_tokens), 0,
+                         limits.max_generate_tokens);
   r.sampling.temperature = number(body, "temperature", 1.0, 0.0, 2.0);
   r.sampling.top_p = number(body, "top_p", 1.0, 0.0, 1.0, true);
   r.sampling.top_k = int(integer(body, "top_k", 0, 0, vocab));
@@ -85,6 +92,10 @@ GenerateRequest generate_fields(const json& body, const ServeLimits& limits, int
     } else {
       throw bad_request("'stop' must be a string or an array of at most 4 strings");
     }
+    for (const std::string& s : r.stop)
+      if (s.size() > kMaxStopBytes)
+        throw bad_request("a 'stop' string is " + std::to_string(s.size()) + " bytes; at most " +
+                          std::to_string(kMaxStopBytes) + " are allowed");
   }
   return r;
 }

@@ -43,14 +43,19 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                   send_json(res, session_json(service.append(id, text, tokens, version, {})));
                   return;
                 }
-                service.status(id);  // an unknown session is a 404, not an event in a 200 stream
+                // What can be refused now gets its status, not an error event in a 200 stream.
+                service.precheck_session(id, version, false);
+                if (!text) service.precheck_tokens(tokens, "the input");
                 stream_events(res, [&service, id, text, tokens, version](const SendEvent& send) {
-                  const SessionStatus s = service.append(id, text, tokens, version, [&](const FeedProgress& p) {
-                    return send({{"object", "session.progress"},
-                                 {"fed", p.fed},
-                                 {"total", p.total},
-                                 {"tokens_seen", p.tokens_seen}});
-                  });
+                  const SessionStatus s = service.append(
+                      id, text, tokens, version,
+                      [&](const FeedProgress& p) {
+                        return send({{"object", "session.progress"},
+                                     {"fed", p.fed},
+                                     {"total", p.total},
+                                     {"tokens_seen", p.tokens_seen}});
+                      },
+                      [&] { return send(nullptr); });
                   send(session_json(s));
                 });
               }));
@@ -73,11 +78,12 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                   send_json(res, result_json(r, s));
                   return;
                 }
-                service.status(id);
+                service.precheck_session(id, version, true);
                 stream_events(res, [&service, id, request, version, result_json](const SendEvent& send) {
-                  const auto [r, s] = service.generate(id, request, version, [&](const std::string& text) {
-                    return send({{"object", "session.text"}, {"text", text}});
-                  });
+                  const auto [r, s] = service.generate(
+                      id, request, version,
+                      [&](const std::string& text) { return send({{"object", "session.text"}, {"text", text}}); },
+                      [&] { return send(nullptr); });
                   send(result_json(r, s));
                 });
               }));

@@ -28,6 +28,10 @@ bool valid_id(const std::string& id) {
 
 ApiError unknown_session(const std::string& id) { return not_found("unknown session '" + id + "'"); }
 
+ApiError busy(int64_t queue) {
+  return ApiError(429, "rate_limit_error", "the server is busy (" + std::to_string(queue) + " requests queued); retry later");
+}
+
 }  // namespace
 
 // Holds one of the `queue` places for as long as a request waits or runs.
@@ -36,8 +40,7 @@ class SessionService::Slot {
   explicit Slot(SessionService& s) : s_(s) {
     if (s_.in_flight_.fetch_add(1) >= s_.limits_.queue) {
       s_.in_flight_.fetch_sub(1);
-      throw ApiError(429, "rate_limit_error",
-                     "the server is busy (" + std::to_string(s_.limits_.queue) + " requests queued); retry later");
+      throw busy(s_.limits_.queue);
     }
   }
   ~Slot() { s_.in_flight_.fetch_sub(1); }
@@ -110,6 +113,22 @@ GenerateResult SessionService::run_generate(Session& session, const GenerateRequ
   return r;
 }
 
+void SessionService::precheck_tokens(const std::vector<int32_t>& tokens, const char* what) const {
+  check_tokens(tokens, what);
+  if (in_flight_.load() >= limits_.queue) throw busy(limits_.queue);
+}
+
+void SessionService::precheck_session(const std::string& id, std::optional<uint64_t> expected_version,
+                                      bool needs_tokens) {
+  if (in_flight_.load() >= limits_.queue) throw busy(limits_.queue);
+  if (!valid_id(id)) throw unknown_session(id);
+  const std::optional<SessionRecord> r = store_->load(id, false);
+  if (!r) throw unknown_session(id);
+  check_record(id, *r, expected_version);
+  if (needs_tokens && r->tokens_seen == 0)
+    throw bad_request("session '" + id + "' has read nothing yet; append text first");
+}
+
 GenerateResult SessionService::complete(const std::vector<int32_t>& prompt, const GenerateRequest& request,
                                         const TextCallback& on_text) {
   check_tokens(prompt, "the prompt");
@@ -154,13 +173,18 @@ SessionRecord SessionService::load_for_update(const std::string& id, std::option
   if (!valid_id(id)) throw unknown_session(id);
   std::optional<SessionRecord> r = store_->load(id, true);
   if (!r) throw unknown_session(id);
-  if (expected_version && *expected_version != r->version)
-    throw conflict("session '" + id + "' is at version " + std::to_string(r->version) + ", not " +
-                   std::to_string(*expected_version));
-  if (r->model_digest != model().info().digest)
-    throw conflict("session '" + id + "' holds a state of model " + digest_hex(r->model_digest) +
-                   "; this server runs model " + digest_hex(model().info().digest));
+  check_record(id, *r, expected_version);
   return std::move(*r);
+}
+
+void SessionService::check_record(const std::string& id, const SessionRecord& r,
+                                  std::optional<uint64_t> expected_version) const {
+  if (expected_version && *expected_version != r.version)
+    throw conflict("session '" + id + "' is at version " + std::to_string(r.version) + ", not " +
+                   std::to_string(*expected_version));
+  if (r.model_digest != model().info().digest)
+    throw conflict("session '" + id + "' holds a state of model " + digest_hex(r.model_digest) +
+                   "; this server runs model " + digest_hex(model().info().digest));
 }
 
 void SessionService::restore(Session& session, const SessionRecord& record, const std::string& id) const {
@@ -186,7 +210,7 @@ SessionStatus SessionService::commit(const std::string& id, const SessionRecord&
 
 SessionStatus SessionService::append(const std::string& id, const std::optional<std::string>& text,
                                      std::vector<int32_t> tokens, std::optional<uint64_t> expected_version,
-                                     const ProgressCallback& on_progress) {
+                                     const ProgressCallback& on_progress, const std::function<bool()>& still_wanted) {
   Slot slot(*this);
   const SessionLocks::Held held = locks_.lock(id);
   const SessionRecord read = load_for_update(id, expected_version);
@@ -202,7 +226,7 @@ SessionStatus SessionService::append(const std::string& id, const std::optional<
         return !cancelled;
       });
       metrics_.tokens_fed(s.tokens_seen() - before);
-      if (cancelled) throw Cancelled{};
+      if (cancelled || (still_wanted && !still_wanted())) throw Cancelled{};
       return commit(id, read, s);
     }).get();
   } catch (const Cancelled&) {
@@ -212,7 +236,8 @@ SessionStatus SessionService::append(const std::string& id, const std::optional<
 
 std::pair<GenerateResult, SessionStatus> SessionService::generate(const std::string& id, const GenerateRequest& request,
                                                                   std::optional<uint64_t> expected_version,
-                                                                  const TextCallback& on_text) {
+                                                                  const TextCallback& on_text,
+                                                                  const std::function<bool()>& still_wanted) {
   Slot slot(*this);
   const SessionLocks::Held held = locks_.lock(id);
   const SessionRecord read = load_for_update(id, expected_version);
@@ -221,6 +246,7 @@ std::pair<GenerateResult, SessionStatus> SessionService::generate(const std::str
     return pool_->submit([&](Session& s) {
       restore(s, read, id);
       GenerateResult r = run_generate(s, request, on_text);
+      if (still_wanted && !still_wanted()) throw Cancelled{};
       return std::pair(std::move(r), commit(id, read, s));
     }).get();
   } catch (const Cancelled&) {

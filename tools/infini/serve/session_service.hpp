@@ -83,11 +83,22 @@ class SessionService {
   void remove(const std::string& id);
   // `text` is tokenized after the session's record is read (BOS only when it is empty); `tokens`
   // are fed as they are. expected_version, when given, must be the committed one.
+  // `still_wanted`, when given, is asked just before the commit: false (the client has gone)
+  // ends the request with nothing committed.
   SessionStatus append(const std::string& id, const std::optional<std::string>& text, std::vector<int32_t> tokens,
-                       std::optional<uint64_t> expected_version, const ProgressCallback& on_progress);
+                       std::optional<uint64_t> expected_version, const ProgressCallback& on_progress,
+                       const std::function<bool()>& still_wanted = {});
   std::pair<GenerateResult, SessionStatus> generate(const std::string& id, const GenerateRequest& request,
                                                     std::optional<uint64_t> expected_version,
-                                                    const TextCallback& on_text);
+                                                    const TextCallback& on_text,
+                                                    const std::function<bool()>& still_wanted = {});
+
+  // What a streamed request checks before its response starts (its status is then sent): a full
+  // queue, an unknown session, a stale version, a state of another model, nothing to generate
+  // from, a bad prompt. The request itself checks again, and reports what changed meanwhile as an
+  // error event.
+  void precheck_session(const std::string& id, std::optional<uint64_t> expected_version, bool needs_tokens);
+  void precheck_tokens(const std::vector<int32_t>& tokens, const char* what) const;
 
   int64_t in_flight() const { return in_flight_.load(); }
   size_t workers() const { return workers_.size(); }
@@ -96,6 +107,8 @@ class SessionService {
  private:
   class Slot;  // a place in the bounded queue
   SessionRecord load_for_update(const std::string& id, std::optional<uint64_t> expected_version);
+  // 409 for a stale expected version or a state of another model.
+  void check_record(const std::string& id, const SessionRecord& r, std::optional<uint64_t> expected_version) const;
   void restore(Session& session, const SessionRecord& record, const std::string& id) const;
   SessionStatus commit(const std::string& id, const SessionRecord& read, Session& session);
   GenerateResult run_generate(Session& session, const GenerateRequest& request, const TextCallback& on_text) const;
