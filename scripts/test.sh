@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite through CTest; then the fuzz
-# targets for a bounded time and the device-free tests under ASan/UBSan (each with clang).
+# targets for a bounded time and the device-free tests under ASan/UBSan (each with clang); last,
+# an arm64 cross-build tested under qemu (scripts/test-arm64.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -8,3 +9,4 @@ cd "$(dirname "$0")/.."
 (cd build && ctest --output-on-failure -j"$(nproc)")
 ./scripts/test-fuzz.sh
 ./scripts/test-sanitize.sh
+./scripts/test-arm64.sh
