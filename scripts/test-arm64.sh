@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # arm64 Linux (Raspberry Pi 5, Jetson, Android's userland): cross-builds infini with Debian's
 # crossbuild-essential-arm64 into ./build-arm64 (cmake/toolchains/aarch64-linux-gnu.cmake), then
-# runs under qemu-aarch64 the test cases that need no device and `infini devices` on the arm64
-# build of lavapipe. Installs the :arm64 packages it needs (multiarch) when missing.
+# runs under qemu-aarch64 the test cases that need no device. Installs the :arm64 packages it needs
+# (multiarch) when missing.
 #   scripts/test-arm64.sh            # ARM64_TESTS selects the Catch2 cases (default: see below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-packages=(crossbuild-essential-arm64 qemu-user libvulkan-dev:arm64 mesa-vulkan-drivers:arm64
-  libcpp-httplib-dev:arm64 libhiredis-dev:arm64)
+# No arm64 Mesa: its driver manifests would be found (and fail to load) by every x86-64 Vulkan
+# program on the machine.
+packages=(crossbuild-essential-arm64 qemu-user libvulkan-dev:arm64 libcpp-httplib-dev:arm64 libhiredis-dev:arm64)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -33,9 +34,4 @@ tests=${ARM64_TESTS:-'~[gpu]~[long]~"rope base bound*"'}
 echo "== arm64 under qemu: infini_tests \"$tests\"" >&2
 run build-arm64/infini_tests "$tests"
 
-# The arm64 program loads the arm64 Vulkan loader and finds the arm64 lavapipe. (Running kernels
-# there is left out: with LLVM itself emulated, one `infini eval` of a tiny model had not finished
-# after 12 minutes.)
-echo "== arm64 under qemu: infini devices on the arm64 build of lavapipe" >&2
-VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.aarch64.json run build-arm64/infini devices
 echo "arm64: passed"

@@ -142,6 +142,9 @@ VkBool32 Instance::on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                               VkDebugUtilsMessageTypeFlagsEXT, const VkDebugUtilsMessengerCallbackDataEXT* data,
                               void* user) {
   auto* self = static_cast<Instance*>(user);
+  // The loader's own messages are about the machine's installed drivers (an ICD of another
+  // architecture that does not load, say), not about what infini asks of Vulkan.
+  if (data && data->pMessageIdName && std::string_view(data->pMessageIdName) == "Loader Message") return VK_FALSE;
   const char* level = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "error" : "warning";
   std::string text = std::string("validation ") + level + ": " + (data && data->pMessage ? data->pMessage : "");
   self->message_count_.fetch_add(1);
