@@ -38,11 +38,11 @@ function(infini_add_shader_library target)
       set(header ${out_dir}/spirv/${symbol}.h)
       set(validate_cmd)
       if(INFINI_SPIRV_VAL)
-        set(validate_cmd COMMAND ${INFINI_SPIRV_VAL} --target-env vulkan1.2 ${spv})
+        set(validate_cmd COMMAND ${INFINI_SPIRV_VAL} --target-env vulkan1.1 ${spv})
       endif()
       add_custom_command(
         OUTPUT ${spv} ${header}
-        COMMAND ${Vulkan_GLSLANG_VALIDATOR_EXECUTABLE} -V --quiet --target-env vulkan1.2 -Os
+        COMMAND ${Vulkan_GLSLANG_VALIDATOR_EXECUTABLE} -V --quiet --target-env vulkan1.1 -Os
                 -I${ARG_INCLUDE_DIR} ${defines} --depfile ${spv}.d -o ${spv} ${src_abs}
         ${validate_cmd}
         COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DHEADER=${header} -DSYMBOL=${symbol}

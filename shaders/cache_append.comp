@@ -6,7 +6,7 @@
 // start mid-word, so the halves variant merges the word's other half unchanged.
 //! variant words
 //! variant halves -DHALVES
-layout(local_size_x = 256) in;
+layout(local_size_x = 128) in;  // kFlatWorkgroup (ops/dispatch_grid.hpp): every device has 128
 
 layout(push_constant) uniform Params {
   uint rows, row_values, src_row0;  // values: 32-bit (words) or 16-bit (halves)

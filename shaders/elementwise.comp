@@ -6,7 +6,7 @@
 //! variant add -DOP_ADD
 //! variant add_rows -DOP_ADD_ROWS
 //! variant swiglu -DOP_SWIGLU
-layout(local_size_x = 256) in;
+layout(local_size_x = 128) in;  // kFlatWorkgroup (ops/dispatch_grid.hpp): every device has 128
 layout(push_constant) uniform Params { uint count, width; } p;
 
 layout(std430, binding = 0) buffer A { float a[]; };

@@ -12,7 +12,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
 
-layout(local_size_x = 256) in;
+layout(local_size_x = 128) in;  // kFlatWorkgroup (ops/dispatch_grid.hpp): every device has 128
 layout(push_constant) uniform Params { uint tokens, dim, first_row, rows; } p;
 
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };

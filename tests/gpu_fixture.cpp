@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "vk/device_profile.hpp"
+
 namespace infini::test {
 namespace {
 
@@ -10,6 +12,7 @@ struct Shared {
   std::vector<vk::PhysicalDevice> physical;
   size_t index = 0;
   std::unique_ptr<vk::Device> device;
+  const vk::DeviceProfile* profile = nullptr;  // INFINI_DEVICE_PROFILE: every test runs as that GPU
 };
 
 Shared& shared() {
@@ -18,12 +21,18 @@ Shared& shared() {
     vk::InstanceOptions options;
     options.validation = vk::Validation::IfAvailable;
     options.synchronization_validation = true;
+    out.profile = vk::device_profile_from_environment();
+    if (out.profile) options.max_api_version = out.profile->api_version;
     out.instance = vk::Instance::create(options);
     out.physical = vk::enumerate_physical_devices(*out.instance);
+    if (out.profile)
+      for (auto& p : out.physical) vk::apply_device_profile(p.caps, *out.profile);
     std::vector<vk::Capabilities> caps;
     for (const auto& p : out.physical) caps.push_back(p.caps);
     out.index = vk::choose_device(caps);
-    out.device = std::make_unique<vk::Device>(out.instance, out.physical[out.index]);
+    vk::DeviceOptions device_options;
+    device_options.profile = out.profile;
+    out.device = std::make_unique<vk::Device>(out.instance, out.physical[out.index], device_options);
     return out;
   }();
   return s;
@@ -36,7 +45,9 @@ vk::Instance& instance() { return *shared().instance; }
 
 std::unique_ptr<vk::Device> open_second_device(const vk::DeviceOptions& options) {
   Shared& s = shared();
-  return std::make_unique<vk::Device>(s.instance, s.physical[s.index], options);
+  vk::DeviceOptions profiled = options;
+  if (!profiled.profile) profiled.profile = s.profile;
+  return std::make_unique<vk::Device>(s.instance, s.physical[s.index], profiled);
 }
 
 GpuTest::GpuTest() : messages_before_(instance().validation_message_count()) {}

@@ -2,6 +2,7 @@
 // a plain Llama (plain_llama_logits, written independently); with memory on and several segments
 // it is LlamaReference. Prefill equals token-by-token decode, reset starts a fresh stream.
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <span>
 #include <vector>
@@ -303,6 +304,30 @@ TEST_CASE_METHOD(GpuTest, "decode ranked on the device gives the best logits of 
   CHECK_THROWS_WITH(ranked.forward_ranked(kTokens, 65), Catch::Contains("1..64"));
   ranked.reset();
   CHECK_THROWS_WITH(ranked.last_logits(), Catch::Contains("no logits"));
+}
+
+}  // namespace
+}  // namespace infini::test
+
+namespace infini::test {
+namespace {
+
+// The passkey demo's shipped model (trained gates, memory on) over two and a half segments, so the
+// memory is written and read: the device against the float64 reference. Under a device profile
+// (INFINI_DEVICE_PROFILE) this is the demo model on that GPU's kernel choices and limits.
+TEST_CASE_METHOD(GpuTest, "the passkey demo model runs as the float64 reference", "[gpu][model][passkey]") {
+  model::GgufFile file{std::filesystem::path(INFINI_PASSKEY_MODEL)};
+  const model::LlamaWeights weights = model::load_llama(file);
+  REQUIRE(weights.config.has_infini_keys);
+  RunnerOptions o;
+  o.infini = weights.config.infini;
+  const int64_t vocab = weights.config.vocab;
+  std::vector<int32_t> ids(size_t(o.infini.segment * 5 / 2));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t(3 + (i * 37 + i / 7) % size_t(vocab - 3));
+  model::LlamaReference reference(weights, o.infini);
+  const std::vector<double> want = reference.prefill(ids);
+  LlamaRunner runner(dev(), weights, o);
+  CHECK(err(runner.forward(ids, true), want) <= tolerance(weights.token_embd.type));
 }
 
 }  // namespace

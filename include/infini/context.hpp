@@ -19,13 +19,22 @@ struct DeviceDescription {
   std::string driver;        // driver name and version
   std::string api_version;   // "1.3.239"
   std::string capabilities;  // one-line summary: memory, subgroups, fp16, int8, ...
-  bool usable = false;       // Vulkan 1.2 with a compute queue
+  bool usable = false;       // Vulkan 1.1 or newer with a compute queue
   bool default_choice = false;
 };
 
 // Every Vulkan device on this machine; default_choice marks the one Context() would open
 // (INFINI_DEVICES / INFINI_DEVICE honoured: the first device named there).
 std::vector<DeviceDescription> list_devices();
+
+// The device profiles infini ships: run as if on a phone or board GPU (ContextOptions::device_profile,
+// INFINI_DEVICE_PROFILE). Each lowers a device's features and limits to a real GPU's published ones.
+struct DeviceProfileDescription {
+  std::string name;         // "mali-g78"
+  std::string description;  // the GPU and driver its numbers come from
+  uint32_t subgroup_size = 0;
+};
+std::vector<DeviceProfileDescription> device_profiles();
 
 struct ContextOptions {
   std::string device;       // index or name substring; empty = INFINI_DEVICE or the best device
@@ -34,6 +43,9 @@ struct ContextOptions {
   // when that is empty too, INFINI_DEVICES (comma-separated), then INFINI_DEVICE, then the best.
   std::vector<std::string> devices;
   bool validation = false;  // enable VK_LAYER_KHRONOS_validation when installed (also INFINI_VALIDATION=1)
+  // Run as if every device were the GPU of this profile (its features and limits at most; see
+  // `infini devices --profiles`): "mali-g78", "adreno-650", ... Empty: INFINI_DEVICE_PROFILE.
+  std::string device_profile;
 };
 
 class Context {

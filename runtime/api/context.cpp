@@ -5,6 +5,7 @@
 #include "api/context_access.hpp"
 #include "model/layer_split.hpp"
 #include "vk/device.hpp"
+#include "vk/device_profile.hpp"
 #include "vk/instance.hpp"
 
 namespace infini {
@@ -29,6 +30,7 @@ std::string capability_line(const vk::Capabilities& c) {
   s += ", max buffer range " + mib(c.max_storage_buffer_range);
   s += ", max allocation " + mib(c.max_memory_allocation_size);
   s += ", timestamps " + std::string(c.timestamps ? "yes" : "no");
+  for (size_t i = 0; i < c.quirks.size(); ++i) s += (i ? "," : ", quirks ") + c.quirks[i];
   return s;
 }
 
@@ -75,11 +77,40 @@ std::vector<std::string> selectors_from_environment() {
   return env && *env ? split_device_list(env) : std::vector<std::string>{};
 }
 
+// The profile `name` names, else INFINI_DEVICE_PROFILE's, else none.
+const vk::DeviceProfile* chosen_profile(const std::string& name) {
+  return name.empty() ? vk::device_profile_from_environment() : &vk::find_device_profile(name);
+}
+
+// Devices as the profile shows them (the instance already asks for at most its API version).
+std::vector<vk::PhysicalDevice> profiled_devices(const vk::Instance& instance, const vk::DeviceProfile* profile) {
+  auto devices = vk::enumerate_physical_devices(instance);
+  if (profile)
+    for (auto& d : devices)
+      if (d.caps.usable) vk::apply_device_profile(d.caps, *profile);
+  return devices;
+}
+
+vk::InstanceOptions instance_options_for(const vk::DeviceProfile* profile) {
+  vk::InstanceOptions options = vk::instance_options_from_environment();
+  if (profile) options.max_api_version = profile->api_version;
+  return options;
+}
+
 }  // namespace
 
+std::vector<DeviceProfileDescription> device_profiles() {
+  std::vector<DeviceProfileDescription> out;
+  for (const vk::DeviceProfile& p : vk::device_profiles()) out.push_back({std::string(p.name), std::string(p.description), p.subgroup_size});
+  return out;
+}
+
 std::vector<DeviceDescription> list_devices() {
-  auto instance = vk::Instance::create();
-  const auto devices = vk::enumerate_physical_devices(*instance);
+  const vk::DeviceProfile* profile = chosen_profile("");
+  vk::InstanceOptions options;
+  if (profile) options.max_api_version = profile->api_version;
+  auto instance = vk::Instance::create(options);
+  const auto devices = profiled_devices(*instance, profile);
   const auto caps = caps_of(devices);
   std::vector<DeviceDescription> out;
   for (size_t i = 0; i < devices.size(); ++i) out.push_back(describe(devices[i].caps, i));
@@ -96,19 +127,22 @@ struct Context::Impl {
 
 
 Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()) {
-  vk::InstanceOptions instance_options = vk::instance_options_from_environment();
+  const vk::DeviceProfile* profile = chosen_profile(options.device_profile);
+  vk::InstanceOptions instance_options = instance_options_for(profile);
   if (options.validation && instance_options.validation == vk::Validation::Off)
     instance_options.validation = vk::Validation::IfAvailable;
   impl_->instance = vk::Instance::create(instance_options);
-  const auto physical = vk::enumerate_physical_devices(*impl_->instance);
+  const auto physical = profiled_devices(*impl_->instance, profile);
   const auto caps = caps_of(physical);
   std::vector<std::string> selectors = options.devices;
   if (selectors.empty() && !options.device.empty()) selectors = {options.device};
   if (selectors.empty()) selectors = selectors_from_environment();
   if (selectors.empty()) impl_->indices = {vk::choose_device(caps)};
   for (const std::string& s : selectors) impl_->indices.push_back(vk::select_device(caps, s));
+  vk::DeviceOptions device_options;
+  device_options.profile = profile;
   for (size_t index : impl_->indices)
-    impl_->devices.push_back(std::make_unique<vk::Device>(impl_->instance, physical[index]));
+    impl_->devices.push_back(std::make_unique<vk::Device>(impl_->instance, physical[index], device_options));
 }
 
 Context::~Context() = default;

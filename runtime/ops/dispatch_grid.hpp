@@ -9,6 +9,10 @@
 
 namespace infini::ops {
 
+// The workgroup size of the kernels that take one element per invocation (elementwise, embed,
+// rope, cache_append): 128 is the most invocations Vulkan guarantees every device runs at once.
+constexpr uint32_t kFlatWorkgroup = 128;
+
 inline std::array<uint32_t, 3> grid_1d(uint64_t items, uint32_t workgroup_size, const vk::Capabilities& caps) {
   const uint64_t groups = std::max<uint64_t>(1, (items + workgroup_size - 1) / workgroup_size);
   const uint64_t gx = std::min<uint64_t>(groups, caps.max_workgroup_count[0]);

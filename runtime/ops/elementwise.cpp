@@ -37,7 +37,7 @@ void Elementwise::record(vk::CommandStream& stream, const vk::BufferRange& a, co
   if (a.size < uint64_t(count) * 4 || b.size < b_count * 4)
     throw Error("elementwise: a range is smaller than " + std::to_string(rows ? width : count) + " floats");
   stream.dispatch(*pipeline_, {{a, vk::Access::ReadWrite}, {b, vk::Access::Read}}, Push{count, width},
-                  grid_1d(count, 256, device_.caps()));
+                  grid_1d(count, kFlatWorkgroup, device_.caps()));
 }
 
 }  // namespace infini::ops

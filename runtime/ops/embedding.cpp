@@ -60,7 +60,7 @@ void Embedding::record_rows(vk::CommandStream& stream, const vk::BufferRange& id
   if (ids.size < uint64_t(tokens) * 4 || out.size < uint64_t(tokens) * dim * 4)
     throw Error("embedding: ids or output range too small for " + std::to_string(tokens) + " tokens");
   stream.dispatch(*pipeline_, {{ids, vk::Access::Read}, {table, vk::Access::Read}, {out, vk::Access::Write}},
-                  Push{tokens, dim, first_row, rows}, grid_1d(uint64_t(tokens) * dim, 256, device_.caps()));
+                  Push{tokens, dim, first_row, rows}, grid_1d(uint64_t(tokens) * dim, kFlatWorkgroup, device_.caps()));
 }
 
 }  // namespace infini::ops

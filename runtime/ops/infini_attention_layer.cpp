@@ -67,7 +67,23 @@ struct MemoryUpdatePush {
 };
 
 // The attention kernel's tiles (specialization constants 0..5 of attention_segment.comp).
-constexpr uint32_t kAttnWorkgroup = 128, kAttnRows = 32, kAttnKeys = 32, kAttnDimChunk = 32, kAttnValueChunk = 64;
+constexpr uint32_t kAttnWorkgroup = 128, kAttnRows = 32, kAttnDimChunk = 32;
+
+// Keys per tile and value columns per pass of attention_segment.comp: the largest that fit the
+// device's shared memory (21.4 KiB; 13.3 KiB for the 16 KiB that every device has).
+struct AttnTiles {
+  uint32_t keys, value_chunk;
+};
+AttnTiles attention_tiles(const vk::Capabilities& caps) {
+  constexpr AttnTiles choices[] = {{32, 64}, {16, 64}, {16, 32}};
+  for (const AttnTiles& t : choices) {
+    const uint32_t cg = kAttnWorkgroup / kAttnRows;
+    const uint64_t floats = kAttnRows * (kAttnDimChunk + 1) + t.keys * (kAttnDimChunk + 1) + kAttnRows * (t.keys + 1) +
+                            t.keys * t.value_chunk + 2 * cg * kAttnRows;
+    if (floats * 4 <= caps.max_shared_memory_bytes) return t;
+  }
+  return choices[std::size(choices) - 1];  // the pipeline cache names the limit
+}
 // attention_rows.comp: query rows per invocation (registers hold R rows of Q and of the output).
 constexpr uint32_t kRowsPerInvocation = 4;
 // At most this many query rows (decode) go to the split kernels: attention_split.comp (CPU
@@ -170,7 +186,8 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
         spec);
   } else {
     const uint32_t cg = kAttnWorkgroup / kAttnRows;
-    const uint32_t attn_spec[] = {kAttnWorkgroup, kAttnRows, kAttnKeys, kAttnDimChunk, kAttnValueChunk,
+    const AttnTiles tiles = attention_tiles(device.caps());
+    const uint32_t attn_spec[] = {kAttnWorkgroup, kAttnRows, tiles.keys, kAttnDimChunk, tiles.value_chunk,
                                   ceil_div(uint32_t(shape.value_dim), cg)};
     attention_rows_ = kAttnRows;
     const uint32_t blocks = ceil_div(segment_, kDecodeKeys);
@@ -321,7 +338,7 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
     stream.dispatch(*rope_,
                     {{whole(*x.buffer), vk::Access::Read}, {whole(rope_table_), vk::Access::Read},
                      {whole(dst), vk::Access::Write}, {whole(pos), vk::Access::Read}},
-                    push, grid_1d(elements(tokens, int(heads), int(d)), 256, device_.caps()));
+                    push, grid_1d(elements(tokens, int(heads), int(d)), kFlatWorkgroup, device_.caps()));
   };
   rope(q, hq, qr_, false);
   rope(k, hkv, cache_kr_, true);
@@ -332,7 +349,7 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
     stream.dispatch(*append_,
                     {{whole(*x.buffer), vk::Access::Read}, {whole(cache), vk::Access::ReadWrite},
                      {whole(pos), vk::Access::Read}},
-                    push, grid_1d(es == 2 ? values / 2 + 1 : values, 256, device_.caps()));
+                    push, grid_1d(es == 2 ? values / 2 + 1 : values, kFlatWorkgroup, device_.caps()));
   };
   append(k, hkv * d, cache_k_);
   append(v, hkv * dv, cache_v_);

@@ -30,7 +30,7 @@ uint64_t pass_output(uint32_t count, uint32_t chunk) { return uint64_t(ceil_div(
 TopK::TopK(vk::Device& device, uint32_t max_count)
     : max_count_(max_count),
       // Each round crosses log2(WG) barriers: CPU drivers, where a barrier is expensive, get few lanes.
-      workgroup_(device.caps().is_software() ? 64 : 256),
+      workgroup_(std::min(device.caps().is_software() ? 64u : 256u, std::bit_floor(device.caps().max_workgroup_invocations))),
       // The first pass leaves the most candidates; later passes fewer.
       ping_(device, pass_output(max_count, workgroup_ * kPerInvocation) * 8, vk::MemoryUse::DeviceLocal, "top-k ping"),
       pong_(device, pass_output(max_count, workgroup_ * kPerInvocation) * 8, vk::MemoryUse::DeviceLocal, "top-k pong") {

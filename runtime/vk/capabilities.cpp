@@ -1,5 +1,7 @@
 #include "vk/capabilities.hpp"
 
+#include "vk/device_quirks.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -89,7 +91,7 @@ std::string subgroup_operation_names(VkSubgroupFeatureFlags ops) {
   return out.empty() ? "none" : out;
 }
 
-Capabilities probe_capabilities(VkPhysicalDevice device) {
+Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_version) {
   Capabilities c;
 
   uint32_t ext_count = 0;
@@ -119,13 +121,19 @@ Capabilities probe_capabilities(VkPhysicalDevice device) {
   c.non_coherent_atom_size = limits.nonCoherentAtomSize;
   c.timestamp_period_ns = limits.timestampPeriod;
 
-  if (c.api_version < VK_API_VERSION_1_2) {
-    c.unusable_reason = "Vulkan " + format_api_version(c.api_version) + " (1.2 or newer needed)";
+  // What may be used is the lower of the device's version and the instance's.
+  // (Versions compare without their patch numbers: a 1.3.230 device under a 1.3 instance is 1.3.230.)
+  if ((c.api_version & ~0xFFFu) > (instance_api_version & ~0xFFFu)) c.api_version = instance_api_version;
+  if (c.api_version < VK_API_VERSION_1_1) {
+    c.unusable_reason = "Vulkan " + format_api_version(c.api_version) + " (1.1 or newer needed)";
     c.vendor = vendor_name(c.vendor_id, 0);
     return c;
   }
+  const bool core12 = c.api_version >= VK_API_VERSION_1_2;
+  auto has = [&](const char* name) { return has_extension(extensions, name); };
 
-  // Vulkan 1.1/1.2 property and feature chains.
+  // Property and feature chains: Vulkan 1.1 core structures, and what 1.2 made core through the
+  // extensions it came from (so 1.1 phones report the same things).
   VkPhysicalDeviceSubgroupSizeControlProperties size_control{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceMaintenance3Properties maintenance3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
@@ -134,37 +142,54 @@ Capabilities probe_capabilities(VkPhysicalDevice device) {
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &ids;
   ids.pNext = &subgroup;
-  subgroup.pNext = &driver;
-  driver.pNext = &maintenance3;
-  const bool size_control_ext = c.api_version >= VK_API_VERSION_1_3 ||
-                                has_extension(extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  if (size_control_ext) maintenance3.pNext = &size_control;
+  subgroup.pNext = &maintenance3;
+  void** tail = &maintenance3.pNext;
+  const bool driver_properties = core12 || has(VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+  if (driver_properties) {
+    *tail = &driver;
+    tail = &driver.pNext;
+  }
+  const bool size_control_ext = c.api_version >= VK_API_VERSION_1_3 || has(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  if (size_control_ext) *tail = &size_control;
   vkGetPhysicalDeviceProperties2(device, &props);
 
   std::memcpy(c.device_uuid.data(), ids.deviceUUID, VK_UUID_SIZE);
+  // A size of 0 has been reported (Mali-G72); such a device is treated as having no subgroups.
   c.subgroup_size = subgroup.subgroupSize;
   c.min_subgroup_size = c.max_subgroup_size = subgroup.subgroupSize;
-  c.subgroups_in_compute = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  c.subgroups_in_compute = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 && subgroup.subgroupSize > 0;
   c.subgroup_operations = subgroup.supportedOperations;
-  c.driver_id = driver.driverID;
-  c.driver_name = driver.driverName;
-  c.driver_info = driver.driverInfo;
+  if (driver_properties) {
+    c.driver_id = driver.driverID;
+    c.driver_name = driver.driverName;
+    c.driver_info = driver.driverInfo;
+  }
   c.vendor = vendor_name(c.vendor_id, c.driver_id);
   c.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
 
   VkPhysicalDeviceSubgroupSizeControlFeatures size_control_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures storage16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDevice8BitStorageFeatures storage8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features float16_int8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceTimelineSemaphoreFeatures timeline{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  features.pNext = &f11;
-  f11.pNext = &f12;
-  if (size_control_ext) f12.pNext = &size_control_features;
+  features.pNext = &storage16;
+  tail = &storage16.pNext;
+  auto chain = [&](bool present, auto& next) {
+    if (!present) return;
+    *tail = &next;
+    tail = &next.pNext;
+  };
+  chain(core12 || has(VK_KHR_8BIT_STORAGE_EXTENSION_NAME), storage8);
+  chain(core12 || has(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME), float16_int8);
+  chain(core12, timeline);  // infini waits on timelines with the 1.2 entry points only
+  chain(size_control_ext, size_control_features);
   vkGetPhysicalDeviceFeatures2(device, &features);
-  c.shader_float16 = f12.shaderFloat16;
-  c.shader_int8 = f12.shaderInt8;
-  c.storage_buffer_16bit = f11.storageBuffer16BitAccess;
-  c.storage_buffer_8bit = f12.storageBuffer8BitAccess;
-  c.timeline_semaphore = f12.timelineSemaphore;
+  c.shader_float16 = float16_int8.shaderFloat16;
+  c.shader_int8 = float16_int8.shaderInt8;
+  c.storage_buffer_16bit = storage16.storageBuffer16BitAccess;
+  c.storage_buffer_8bit = storage8.storageBuffer8BitAccess;
+  c.timeline_semaphore = timeline.timelineSemaphore;
   if (size_control_ext && size_control_features.subgroupSizeControl &&
       (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
     c.subgroup_size_control = true;
@@ -172,10 +197,10 @@ Capabilities probe_capabilities(VkPhysicalDevice device) {
     c.max_subgroup_size = size_control.maxSubgroupSize;
   }
   c.integer_dot_product = c.api_version >= VK_API_VERSION_1_3 ||
-                          has_extension(extensions, "VK_KHR_shader_integer_dot_product");
-  c.cooperative_matrix_khr = has_extension(extensions, "VK_KHR_cooperative_matrix");
-  c.cooperative_matrix_nv = has_extension(extensions, "VK_NV_cooperative_matrix");
-  c.memory_budget = has_extension(extensions, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+                          has(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  c.cooperative_matrix_khr = has("VK_KHR_cooperative_matrix");
+  c.cooperative_matrix_nv = has("VK_NV_cooperative_matrix");
+  c.memory_budget = has(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
   // Memory heaps.
   VkPhysicalDeviceMemoryProperties memory{};
@@ -213,6 +238,7 @@ Capabilities probe_capabilities(VkPhysicalDevice device) {
     return c;
   }
   c.usable = true;
+  apply_device_quirks_from_environment(c);
   return c;
 }
 

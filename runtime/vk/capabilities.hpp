@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace infini::vk {
 
@@ -65,14 +66,20 @@ struct Capabilities {
   uint64_t largest_device_local_heap = 0;
   bool unified_memory = false;      // device-local memory that the host can map (iGPU, CPU, UMA)
 
-  bool usable = false;             // Vulkan 1.2+ with a compute queue
+  bool pipeline_cache = true;      // false where a quirk says the driver's VkPipelineCache is unsafe
+  std::vector<std::string> quirks;  // names of the known-bug workarounds applied (vk/device_quirks.hpp)
+
+  bool usable = false;             // Vulkan 1.1+ with a compute queue
   std::string unusable_reason;
 
   bool has_device_uuid() const noexcept;
   bool is_software() const noexcept { return type == DeviceType::Cpu; }
 };
 
-Capabilities probe_capabilities(VkPhysicalDevice device);
+// `instance_api_version`: what the instance was created for; the record's api_version is the lower
+// of it and the device's, and only structures of that version (or of extensions the device lists)
+// are queried.
+Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_version);
 
 // "1.3.239" from a packed API version; the driver version decoded per vendor convention.
 std::string format_api_version(uint32_t version);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "vk/check.hpp"
+#include "vk/device_profile.hpp"
 #include "vk/instance.hpp"
 #include "vk/pipeline_cache.hpp"
 
@@ -24,21 +25,45 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     caps_.device_local_bytes = std::min(caps_.device_local_bytes, options.max_heap_bytes);
   }
   if (options.discrete_memory) caps_.unified_memory = false;
+  if (options.profile) apply_device_profile(caps_, *options.profile);
 
-  // Enable only what the device has; kernels check caps() before relying on a feature.
-  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  // Enable only what caps_ says (the device's features, lowered by a profile); the pipeline cache
+  // refuses kernels that need more. Below Vulkan 1.2 the features come through the extensions
+  // that 1.2 made core, which the device must then list.
+  std::vector<const char*> extensions;
+  VkPhysicalDevice16BitStorageFeatures storage16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDevice8BitStorageFeatures storage8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features float16_int8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceSubgroupSizeControlFeatures size_control{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
-  f11.storageBuffer16BitAccess = caps_.storage_buffer_16bit;
-  f12.storageBuffer8BitAccess = caps_.storage_buffer_8bit;
-  f12.shaderFloat16 = caps_.shader_float16;
-  f12.shaderInt8 = caps_.shader_int8;
-  f12.timelineSemaphore = caps_.timeline_semaphore;
-  f11.pNext = &f12;
-  std::vector<const char*> extensions;
+  storage16.storageBuffer16BitAccess = caps_.storage_buffer_16bit;
+  void** tail = &storage16.pNext;
+  auto chain = [&](auto& next) {
+    *tail = &next;
+    tail = &next.pNext;
+  };
+  if (caps_.api_version >= VK_API_VERSION_1_2) {
+    f12.storageBuffer8BitAccess = caps_.storage_buffer_8bit;
+    f12.shaderFloat16 = caps_.shader_float16;
+    f12.shaderInt8 = caps_.shader_int8;
+    f12.timelineSemaphore = caps_.timeline_semaphore;
+    chain(f12);
+  } else {
+    if (caps_.storage_buffer_8bit) {
+      storage8.storageBuffer8BitAccess = VK_TRUE;
+      chain(storage8);
+      extensions.push_back(VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+    }
+    if (caps_.shader_float16 || caps_.shader_int8) {
+      float16_int8.shaderFloat16 = caps_.shader_float16;
+      float16_int8.shaderInt8 = caps_.shader_int8;
+      chain(float16_int8);
+      extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    }
+  }
   if (caps_.subgroup_size_control) {
     size_control.subgroupSizeControl = VK_TRUE;
-    f12.pNext = &size_control;
+    chain(size_control);
     if (caps_.api_version < VK_API_VERSION_1_3) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   }
   if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
@@ -50,7 +75,7 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
   queue_info.pQueuePriorities = &priority;
 
   VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  info.pNext = &f11;
+  info.pNext = &storage16;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
   info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());

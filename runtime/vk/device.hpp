@@ -13,6 +13,7 @@ namespace infini::vk {
 
 class Instance;
 class PipelineCache;
+struct DeviceProfile;
 
 struct DeviceOptions {
   bool disk_pipeline_cache = true;  // load/save a VkPipelineCache under the user cache directory
@@ -24,6 +25,8 @@ struct DeviceOptions {
   // Acts as if no device-local memory were host-visible, as on a discrete GPU: tests use it to run
   // the staging paths (uploads, downloads, a piece's input and output copies) on any device.
   bool discrete_memory = false;
+  // Acts as the GPU of this profile at most (vk/device_profile.hpp); nullptr: none.
+  const DeviceProfile* profile = nullptr;
 };
 
 class Device {

@@ -1,5 +1,6 @@
 #include "vk/instance.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -56,10 +57,13 @@ std::shared_ptr<Instance> Instance::create(const InstanceOptions& options) {
 
   uint32_t loader_version = VK_API_VERSION_1_0;
   INFINI_VK_CHECK(vkEnumerateInstanceVersion(&loader_version));
-  if (loader_version < VK_API_VERSION_1_2)
+  if (loader_version < VK_API_VERSION_1_1)
     throw Error("the Vulkan loader supports API " + std::to_string(VK_API_VERSION_MAJOR(loader_version)) +
-                "." + std::to_string(VK_API_VERSION_MINOR(loader_version)) + "; infini needs 1.2 or newer");
-  self->api_version_ = loader_version >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2;
+                "." + std::to_string(VK_API_VERSION_MINOR(loader_version)) + "; infini needs 1.1 or newer");
+  self->api_version_ = loader_version >= VK_API_VERSION_1_3   ? VK_API_VERSION_1_3
+                       : loader_version >= VK_API_VERSION_1_2 ? VK_API_VERSION_1_2
+                                                              : VK_API_VERSION_1_1;
+  if (options.max_api_version) self->api_version_ = std::min(self->api_version_, options.max_api_version);
 
   bool validate = false;
   if (options.validation != Validation::Off) {

@@ -21,6 +21,9 @@ struct InstanceOptions {
   Validation validation = Validation::Off;
   bool synchronization_validation = true;  // only when validation is on
   bool print_messages = true;              // echo validation messages to stderr
+  // When non-zero, the instance asks for at most this API version (a device profile of Vulkan 1.1
+  // makes the validation layer hold infini to what 1.1 has).
+  uint32_t max_api_version = 0;
 };
 
 // Whether VK_LAYER_KHRONOS_validation is installed.

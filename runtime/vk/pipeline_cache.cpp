@@ -5,11 +5,13 @@
 #include "vk/check.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache_file.hpp"
+#include "vk/spirv_requirements.hpp"
 
 namespace infini::vk {
 
 PipelineCache::PipelineCache(Device& device, bool use_disk) : device_(device) {
   std::vector<uint8_t> initial;
+  if (!device.caps().pipeline_cache) return;  // a quirk: build every pipeline without a cache
   if (use_disk) {
     if (auto dir = user_cache_directory(); !dir.empty()) file_ = pipeline_cache_path(dir, device.caps());
     if (!file_.empty()) {
@@ -36,7 +38,7 @@ PipelineCache::~PipelineCache() {
 }
 
 void PipelineCache::save() const {
-  if (file_.empty()) return;
+  if (file_.empty() || !cache_) return;
   std::lock_guard lock(mutex_);
   if (pipelines_.empty()) return;  // nothing new to remember
   size_t size = 0;
@@ -65,6 +67,9 @@ const Pipeline& PipelineCache::get(const KernelSource& kernel, std::span<const u
                 " bytes of push constants; the device allows maxPushConstantsSize " +
                 std::to_string(caps.max_push_constants_bytes));
   if (kernel.spirv.empty()) throw Error("kernel " + std::string(kernel.name) + " has no SPIR-V");
+  if (std::string unmet = unmet_requirement(kernel.name, spirv_requirements(kernel.spirv, spec_constants), caps);
+      !unmet.empty())
+    throw Error(unmet);
 
   VkDevice dev = device_.handle();
   auto p = std::make_unique<Pipeline>();

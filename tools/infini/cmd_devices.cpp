@@ -70,8 +70,19 @@ int run_devices(bool json) {
   return 0;
 }
 
+int run_profiles(bool json) {
+  for (const DeviceProfileDescription& p : device_profiles()) {
+    if (json)
+      std::printf("%s\n", nlohmann::json{{"profile", p.name}, {"description", p.description}, {"subgroup_size", p.subgroup_size}}.dump().c_str());
+    else
+      std::printf("%-20s %s\n", p.name.c_str(), p.description.c_str());
+  }
+  return 0;
+}
+
 struct DevicesArgs {
   bool json = false;
+  bool profiles = false;
   ModelArgs split;
 };
 
@@ -79,11 +90,15 @@ const RegisterCommand registration{
     "devices", "List Vulkan devices, their capabilities and the one infini uses", [](CLI::App& app) {
       auto args = std::make_shared<DevicesArgs>();
       app.add_flag("--json", args->json, "One JSON object per device");
+      app.add_flag("--profiles", args->profiles, "List the device profiles INFINI_DEVICE_PROFILE takes");
       add_device_options(app, args->split);
       app.add_option("-m,--model", args->split.model, "With --devices: show the layer ranges for this model");
       app.footer("INFINI_DEVICE=<index|name substring> overrides the choice; INFINI_DEVICES=LIST (or --devices)\n"
-                 "names a pipeline of devices, whose layer split is then shown.");
+                 "names a pipeline of devices, whose layer split is then shown. INFINI_DEVICE_PROFILE=NAME shows\n"
+                 "(and runs) every device as that phone or board GPU; INFINI_QUIRKS=off|NAME,... sets the\n"
+                 "known-bug workarounds.");
       return [args] {
+        if (args->profiles) return run_profiles(args->json);
         const bool pipeline = !args->split.devices.empty() || !args->split.options.split.empty() ||
                               !args->split.model.empty() || std::getenv("INFINI_DEVICES");
         if (!pipeline) return run_devices(args->json);
