@@ -52,4 +52,19 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run(["eval", "-m", model, "--tokens", "1,2,3", "--logits", os.path.join(tmp, "x.npy")] + bad)
         check(is_one_line_error(r), f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 
+# Device profiles: listed, and applied to what `infini devices` shows; unknown profile and quirk
+# names are one-line errors.
+r = run(["devices", "--profiles", "--json"])
+profiles = [json.loads(line)["profile"] for line in r.stdout.splitlines()] if r.returncode == 0 else []
+check("vulkan-1.1-minimum" in profiles and "adreno-650" in profiles, f"profiles listed: {profiles}")
+r = run_infini(INFINI, ["devices", "--json"], env=dict(os.environ, INFINI_DEVICE_PROFILE="v3d-pi4"))
+check(r.returncode == 0, "devices under a profile: " + r.stderr)
+if r.returncode == 0:
+    chosen = [json.loads(line) for line in r.stdout.splitlines() if json.loads(line)["selected"]]
+    check(len(chosen) == 1 and chosen[0]["api_version"].startswith("1.1.") and "[profile v3d-pi4]" in chosen[0]["name"]
+          and "shared 16 KiB" in chosen[0]["capabilities"], f"profiled device: {chosen}")
+for var, value in (("INFINI_DEVICE_PROFILE", "no-such-gpu"), ("INFINI_QUIRKS", "no-such-quirk")):
+    r = run_infini(INFINI, ["devices"], env=dict(os.environ, **{var: value}))
+    check(is_one_line_error(r) and value in r.stderr, f"{var}={value}: exit {r.returncode}, stderr {r.stderr!r}")
+
 finish("devices CLI")
