@@ -13,9 +13,18 @@
 //! variant a32_bq4k -DB_Q4_K
 //! variant a32_bq5k -DB_Q5_K
 //! variant a32_bq6k -DB_Q6_K
+//! variant a32_b16_half -DB_F16 -DHALF_MATH
+//! variant a16_b16_half -DA_F16 -DB_F16 -DHALF_MATH
+// HALF_MATH (devices with shaderFloat16): the tiles hold f16 pairs along k, half the shared memory
+// and half the shared loads, and each pair of products is one packed f16x2 multiply; the products
+// are added in f32, so only the inputs' and the products' roundings are f16 (f16 weights lose
+// nothing; f32 activations are rounded to f16).
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"
+#ifdef HALF_MATH
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 64;
@@ -45,8 +54,13 @@ DECLARE_F32_INPUT(1, B)
 layout(std430, binding = 2) writeonly buffer CBuffer { float C_data[]; };
 
 // Stored k-major so the inner loop reads consecutive rows/columns of the tile.
+#ifdef HALF_MATH
+shared f16vec2 tile_a[BK / 2 * BM];
+shared f16vec2 tile_b[BK / 2 * BN];
+#else
 shared float tile_a[BK * BM];
 shared float tile_b[BK * BN];
+#endif
 
 void main() {
   const uint wg_size = (BM / TM) * (BN / TN);
@@ -61,6 +75,37 @@ void main() {
   for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
 
   for (uint k0 = 0; k0 < p.K; k0 += BK) {
+#ifdef HALF_MATH
+    // Pairs of k per element; BK is even.
+    const uint PK = BK / 2;
+    for (uint e = tid; e < BM * PK; e += wg_size) {
+      const uint r = e / PK, kp = e % PK;
+      const uint gr = row0 + r, gk = k0 + 2u * kp;
+      const bool row_in = gr < p.M;
+      const uint at = p.a_off + gr * p.lda + gk;
+      tile_a[kp * BM + r] = f16vec2(row_in && gk < p.K ? load_A(at) : 0.0, row_in && gk + 1u < p.K ? load_A(at + 1u) : 0.0);
+    }
+    for (uint e = tid; e < BN * PK; e += wg_size) {
+      const uint c = e / PK, kp = e % PK;
+      const uint gc = col0 + c, gk = k0 + 2u * kp;
+      const bool col_in = gc < p.N;
+      const uint at = p.b_off + gc * p.ldb + gk;
+      tile_b[kp * BN + c] = f16vec2(col_in && gk < p.K ? load_B(at) : 0.0, col_in && gk + 1u < p.K ? load_B(at + 1u) : 0.0);
+    }
+    barrier();
+
+    for (uint kp = 0; kp < PK; ++kp) {
+      f16vec2 a[TM];
+      f16vec2 b[TN];
+      for (uint i = 0; i < TM; ++i) a[i] = tile_a[kp * BM + ty * TM + i];
+      for (uint j = 0; j < TN; ++j) b[j] = tile_b[kp * BN + tx * TN + j];
+      for (uint i = 0; i < TM; ++i)
+        for (uint j = 0; j < TN; ++j) {
+          const vec2 prod = vec2(a[i] * b[j]);
+          acc[i * TN + j] += prod.x + prod.y;
+        }
+    }
+#else
     // Cooperative loads; consecutive invocations read consecutive k (coalesced).
     for (uint e = tid; e < BM * BK; e += wg_size) {
       const uint r = e / BK, kk = e % BK;
@@ -82,6 +127,7 @@ void main() {
       for (uint i = 0; i < TM; ++i)
         for (uint j = 0; j < TN; ++j) acc[i * TN + j] = fma(a[i], b[j], acc[i * TN + j]);
     }
+#endif
     barrier();
   }
 

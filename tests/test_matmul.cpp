@@ -7,6 +7,7 @@
 #include "ops/matmul.hpp"
 #include "reference/matmul_reference.hpp"
 #include "util/nmse.hpp"
+#include "vk/device_profile.hpp"
 #include "vk/transfer.hpp"
 
 namespace infini::test {
@@ -183,6 +184,39 @@ TEST_CASE_METHOD(GpuTest, "K-format weights: every matmul kernel matches the flo
                                        vk::BufferRange::whole(b)}),
                     Catch::Contains("whole blocks of 256"));
   stream.end();
+}
+
+// f16 arithmetic: A is rounded to f16 on the way into the tiles and every product is an f16
+// multiply (relative error at most 2^-11 each), summed in f32, so against the float64 product of the
+// stored values the normalised error is about 1e-7; 2e-6 is the bound. f16 weights lose nothing.
+TEST_CASE_METHOD(GpuTest, "tiled-half matmul (f16 products, f32 sums) matches the float64 reference", "[gpu][matmul]") {
+  if (!device().caps().shader_float16) {
+    WARN("skipped: " << device().caps().name << " has no shaderFloat16");  // reported, not counted as a pass
+    CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::TiledHalf),
+                      Catch::Contains("shaderFloat16"));
+    return;
+  }
+  const ElementType ta = GENERATE(ElementType::F32, ElementType::F16);
+  for (const Shape& s : kShapes) {
+    INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta));
+    const Result r = run_matmul(s.m, s.n, s.k, ta, ElementType::F16, {}, s.n * 3 + s.k, ops::MatmulKernel::TiledHalf);
+    CHECK(r.nmse <= 2e-6);
+    CHECK(r.guard_violations == 0);
+  }
+  // Odd K leaves a lone last k in its pair; odd tiles' BK must be even.
+  const Result odd = run_matmul(37, 41, 33, ElementType::F32, ElementType::F16, {32, 32, 8, 4, 4}, 5, ops::MatmulKernel::TiledHalf);
+  CHECK(odd.nmse <= 2e-6);
+  CHECK(odd.guard_violations == 0);
+  CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16, {32, 32, 7, 4, 4}, ops::MatmulKernel::TiledHalf),
+                    Catch::Contains("BK must be even"));
+  CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F32, {}, ops::MatmulKernel::TiledHalf),
+                    Catch::Contains("no kernel"));
+  // A device without f16 arithmetic refuses it by name.
+  vk::DeviceOptions options;
+  options.profile = &vk::find_device_profile("vulkan-1.1-minimum");
+  const std::unique_ptr<vk::Device> no_f16 = open_second_device(options);
+  CHECK_THROWS_WITH(ops::Matmul(*no_f16, ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::TiledHalf),
+                    Catch::Contains("shaderFloat16"));
 }
 
 TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gpu][matmul]") {

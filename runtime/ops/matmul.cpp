@@ -6,6 +6,8 @@
 
 #include "spirv/matmul_a16_b16.h"
 #include "spirv/matmul_a32_b16.h"
+#include "spirv/matmul_a16_b16_half.h"
+#include "spirv/matmul_a32_b16_half.h"
 #include "spirv/matmul_a32_b32.h"
 #include "spirv/matmul_a32_bq4.h"
 #include "spirv/matmul_a32_bq8.h"
@@ -81,6 +83,9 @@ constexpr Variant kTiled[] = {{F32, F32, "matmul_a32_b32", matmul_a32_b32},
                               {F32, Q4_K, "matmul_a32_bq4k", matmul_a32_bq4k},
                               {F32, Q5_K, "matmul_a32_bq5k", matmul_a32_bq5k},
                               {F32, Q6_K, "matmul_a32_bq6k", matmul_a32_bq6k}};
+// matmul.comp with f16 arithmetic (HALF_MATH): f16 weights only, whose values f16 holds exactly.
+constexpr Variant kTiledHalf[] = {{F32, F16, "matmul_a32_b16_half", matmul_a32_b16_half},
+                                  {F16, F16, "matmul_a16_b16_half", matmul_a16_b16_half}};
 constexpr Variant kRegs[] = {{F32, F32, "matmul_regs_a32_b32", matmul_regs_a32_b32},
                              {F32, F16, "matmul_regs_a32_b16", matmul_regs_a32_b16},
                              {F16, F16, "matmul_regs_a16_b16", matmul_regs_a16_b16},
@@ -156,7 +161,8 @@ void check_operand(const char* name, const vk::BufferRange& r, uint64_t rows, ui
 
 namespace {
 constexpr std::pair<MatmulKernel, std::string_view> kKernelNames[] = {
-    {MatmulKernel::Auto, "auto"}, {MatmulKernel::Tiled, "tiled"}, {MatmulKernel::Registers, "registers"},
+    {MatmulKernel::Auto, "auto"}, {MatmulKernel::Tiled, "tiled"}, {MatmulKernel::TiledHalf, "tiled-half"},
+    {MatmulKernel::Registers, "registers"},
     {MatmulKernel::Lanes, "lanes"}, {MatmulKernel::Vector, "vector"}, {MatmulKernel::VectorShared, "vector-shared"}};
 }  // namespace
 
@@ -192,6 +198,9 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
     kernel = !device.caps().is_software()              ? MatmulKernel::Tiled
              : supports_lanes_matmul(device.caps()) ? MatmulKernel::Lanes
                                                     : MatmulKernel::Registers;
+  if (kernel == MatmulKernel::TiledHalf && !device.caps().shader_float16)
+    throw Error("matmul: the tiled-half kernel needs f16 arithmetic (shaderFloat16), which '" + device.caps().name +
+                "' does not have");
   if (kernel == MatmulKernel::Lanes && !supports_lanes_matmul(device.caps()))
     throw Error("matmul: the lanes kernel needs 8-lane subgroups with shuffle operations in compute shaders");
   kernel_ = kernel;
@@ -225,12 +234,15 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
   if (t.workgroup_size() > caps.max_workgroup_invocations || t.workgroup_size() > caps.max_workgroup_size[0])
     throw Error("matmul: " + std::to_string(t.workgroup_size()) + " invocations exceed maxComputeWorkGroupInvocations " +
                 std::to_string(caps.max_workgroup_invocations));
-  const uint64_t shared = uint64_t(t.bk) * (t.bm + t.bn) * 4;
+  const bool half = kernel == MatmulKernel::TiledHalf;
+  if (half && t.bk % 2)
+    throw Error("matmul: the tiled-half kernel takes k in pairs, so BK must be even, got " + std::to_string(t.bk));
+  const uint64_t shared = uint64_t(t.bk) * (t.bm + t.bn) * (half ? 2 : 4);
   if (shared > caps.max_shared_memory_bytes)
     throw Error("matmul: tiles need " + std::to_string(shared) + " bytes of shared memory; maxComputeSharedMemorySize is " +
                 std::to_string(caps.max_shared_memory_bytes));
   const uint32_t spec[] = {t.workgroup_size(), t.bm, t.bn, t.bk, t.tm, t.tn};
-  pipeline_ = &device.pipelines().get(kernel_for(kTiled, a, b), spec);
+  pipeline_ = &device.pipelines().get(kernel_for(half ? KernelFamily(kTiledHalf) : KernelFamily(kTiled), a, b), spec);
 }
 
 void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {

@@ -38,10 +38,12 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
 // same with the sums in shared memory only, what devices without subgroup arithmetic get.
 // Auto: Lanes on CPU devices that support it, else Registers on CPU devices; elsewhere Vector for
 // a few rows and Tiled for more.
-enum class MatmulKernel { Auto, Tiled, Registers, Lanes, Vector, VectorShared };
+// TiledHalf: the tiled kernel with f16 arithmetic (f32 sums) for f16 weights, on devices with
+// shaderFloat16; chosen only when asked for until GPU measurements say where it wins.
+enum class MatmulKernel { Auto, Tiled, TiledHalf, Registers, Lanes, Vector, VectorShared };
 inline constexpr uint32_t kMaxVectorRows = 8;
 
-// "auto", "tiled", "registers", "lanes" (what the bench prints and takes).
+// "auto", "tiled", "tiled-half", "registers", "lanes", ... (what the bench prints and takes).
 std::string_view matmul_kernel_name(MatmulKernel kernel);
 std::optional<MatmulKernel> matmul_kernel_named(std::string_view name);
 
