@@ -24,9 +24,7 @@ Shared& shared() {
     out.profile = vk::device_profile_from_environment();
     if (out.profile) options.max_api_version = out.profile->api_version;
     out.instance = vk::Instance::create(options);
-    out.physical = vk::enumerate_physical_devices(*out.instance);
-    if (out.profile)
-      for (auto& p : out.physical) vk::apply_device_profile(p.caps, *out.profile);
+    out.physical = vk::enumerate_physical_devices(*out.instance, out.profile);
     std::vector<vk::Capabilities> caps;
     for (const auto& p : out.physical) caps.push_back(p.caps);
     out.index = vk::choose_device(caps);

@@ -82,17 +82,8 @@ const vk::DeviceProfile* chosen_profile(const std::string& name) {
   return name.empty() ? vk::device_profile_from_environment() : &vk::find_device_profile(name);
 }
 
-// Devices as the profile shows them (the instance already asks for at most its API version).
-std::vector<vk::PhysicalDevice> profiled_devices(const vk::Instance& instance, const vk::DeviceProfile* profile) {
-  auto devices = vk::enumerate_physical_devices(instance);
-  if (profile)
-    for (auto& d : devices)
-      if (d.caps.usable) vk::apply_device_profile(d.caps, *profile);
-  return devices;
-}
-
-vk::InstanceOptions instance_options_for(const vk::DeviceProfile* profile) {
-  vk::InstanceOptions options = vk::instance_options_from_environment();
+// `options` for an instance that asks for at most the profile's API version.
+vk::InstanceOptions capped_to(vk::InstanceOptions options, const vk::DeviceProfile* profile) {
   if (profile) options.max_api_version = profile->api_version;
   return options;
 }
@@ -107,10 +98,8 @@ std::vector<DeviceProfileDescription> device_profiles() {
 
 std::vector<DeviceDescription> list_devices() {
   const vk::DeviceProfile* profile = chosen_profile("");
-  vk::InstanceOptions options;
-  if (profile) options.max_api_version = profile->api_version;
-  auto instance = vk::Instance::create(options);
-  const auto devices = profiled_devices(*instance, profile);
+  auto instance = vk::Instance::create(capped_to({}, profile));
+  const auto devices = vk::enumerate_physical_devices(*instance, profile);
   const auto caps = caps_of(devices);
   std::vector<DeviceDescription> out;
   for (size_t i = 0; i < devices.size(); ++i) out.push_back(describe(devices[i].caps, i));
@@ -128,11 +117,11 @@ struct Context::Impl {
 
 Context::Context(const ContextOptions& options) : impl_(std::make_unique<Impl>()) {
   const vk::DeviceProfile* profile = chosen_profile(options.device_profile);
-  vk::InstanceOptions instance_options = instance_options_for(profile);
+  vk::InstanceOptions instance_options = capped_to(vk::instance_options_from_environment(), profile);
   if (options.validation && instance_options.validation == vk::Validation::Off)
     instance_options.validation = vk::Validation::IfAvailable;
   impl_->instance = vk::Instance::create(instance_options);
-  const auto physical = profiled_devices(*impl_->instance, profile);
+  const auto physical = vk::enumerate_physical_devices(*impl_->instance, profile);
   const auto caps = caps_of(physical);
   std::vector<std::string> selectors = options.devices;
   if (selectors.empty() && !options.device.empty()) selectors = {options.device};

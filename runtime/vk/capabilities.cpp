@@ -1,10 +1,10 @@
 #include "vk/capabilities.hpp"
 
-#include "vk/device_quirks.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
+
+#include "vk/device_quirks.hpp"
 
 namespace infini::vk {
 namespace {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "vk/check.hpp"
+#include "vk/device_profile.hpp"
 #include "vk/instance.hpp"
 
 namespace infini::vk {
@@ -28,7 +29,7 @@ std::string device_list(const std::vector<Capabilities>& devices) {
 
 }  // namespace
 
-std::vector<PhysicalDevice> enumerate_physical_devices(const Instance& instance) {
+std::vector<PhysicalDevice> enumerate_physical_devices(const Instance& instance, const DeviceProfile* profile) {
   uint32_t count = 0;
   INFINI_VK_CHECK(vkEnumeratePhysicalDevices(instance.handle(), &count, nullptr));
   std::vector<VkPhysicalDevice> handles(count);
@@ -39,6 +40,9 @@ std::vector<PhysicalDevice> enumerate_physical_devices(const Instance& instance)
   for (VkPhysicalDevice h : handles) caps.push_back(probe_capabilities(h, instance.api_version()));
   std::vector<PhysicalDevice> out;
   for (size_t i : unique_devices(caps)) out.push_back({handles[i], std::move(caps[i])});
+  if (profile)
+    for (PhysicalDevice& d : out)
+      if (d.caps.usable) apply_device_profile(d.caps, *profile);
   return out;
 }
 

@@ -13,6 +13,7 @@
 namespace infini::vk {
 
 class Instance;
+struct DeviceProfile;
 
 struct PhysicalDevice {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
@@ -20,8 +21,9 @@ struct PhysicalDevice {
 };
 
 // All devices of the instance, probed, with duplicates removed; listing order is the driver's
-// enumeration order, so indices are stable for INFINI_DEVICE and --devices.
-std::vector<PhysicalDevice> enumerate_physical_devices(const Instance& instance);
+// enumeration order, so indices are stable for INFINI_DEVICE and --devices. With a profile, each
+// usable device's record is lowered to it (vk/device_profile.hpp).
+std::vector<PhysicalDevice> enumerate_physical_devices(const Instance& instance, const DeviceProfile* profile = nullptr);
 
 // Pure selection logic, separate from Vulkan so it can be tested with made-up records.
 std::vector<size_t> unique_devices(const std::vector<Capabilities>& devices);
