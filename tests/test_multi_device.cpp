@@ -2,6 +2,7 @@
 // physical device) as a layer pipeline: the same logits as on one device for prefill and decode,
 // with memory on over several segments; state saved on one split restores on any other; splits
 // with more devices than layers, explicit splits, and failures naming the device and its layers.
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <vector>
@@ -13,7 +14,10 @@
 #include "model/llama_runner.hpp"
 #include "tiny_llama.hpp"
 #include "util/nmse.hpp"
+#include "vk/command_stream.hpp"
 #include "vk/device.hpp"
+#include "vk/shared_buffer.hpp"
+#include "vk/transfer.hpp"
 
 namespace infini::test {
 namespace {
@@ -29,8 +33,9 @@ testing::TinyLlamaSpec spec() {
   return s;
 }
 
-model::RunnerOptions options() {
+model::RunnerOptions options(model::Handoff handoff = model::Handoff::Auto) {
   model::RunnerOptions o;
+  o.handoff = handoff;
   o.infini.segment = 5;  // 23 tokens: four full segments and an open one
   o.infini.memory = true;
   o.max_piece = 3;       // pieces inside segments: both boundaries exercised
@@ -63,7 +68,7 @@ std::vector<float> decode_all(LlamaRunner& runner, std::span<const int32_t> toke
   return out;
 }
 
-TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits, prefill and decode",
+TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits, prefill and decode, on every hand-off",
                  "[gpu][model][multi]") {
   testing::TinyLlama tiny(spec());
   const std::vector<double> reference = model::LlamaReference(tiny.weights, [] {
@@ -77,11 +82,20 @@ TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits
   const std::vector<float> want_decode = decode_all(one, kTokens);
 
   const size_t count = GENERATE(2, 3);
+  const model::Handoff handoff = GENERATE(model::Handoff::Host, model::Handoff::HostMemory, model::Handoff::DeviceMemory);
   const bool discrete = count == 3;
-  INFO(count << " devices" << (discrete ? ", acting as discrete GPUs" : ""));
+  INFO(count << " devices" << (discrete ? ", acting as discrete GPUs" : "") << ", hand-off " << model::handoff_name(handoff));
   auto devices = logical_devices(count, discrete);
-  LlamaRunner split(raw(devices), tiny.weights, options());
+  const auto sharing = model::sharing_of(handoff);
+  if (sharing && !vk::can_share(*sharing, *devices[0], *devices[1])) {
+    CHECK_THROWS_WITH(LlamaRunner(raw(devices), tiny.weights, options(handoff)),
+                      Catch::Contains("is not possible") && Catch::Contains(model::handoff_name(handoff)));
+    WARN("this driver cannot hand off through " << model::handoff_name(handoff) << ": path not run");
+    return;
+  }
+  LlamaRunner split(raw(devices), tiny.weights, options(handoff));
   REQUIRE(split.stages().size() == count);
+  CHECK(split.handoffs() == std::vector<model::Handoff>(count - 1, handoff));
   CHECK(split.stages().front().layers.first == 0);
   CHECK(split.stages().back().layers.last == 4);
   CHECK(err(split.forward(kTokens, true), want) <= 1e-7);
@@ -112,6 +126,62 @@ TEST_CASE_METHOD(GpuTest, "state saved on a 2-device split restores on 1 and on 
     CHECK(resumed.tokens_seen() == int64_t(cut));
     CHECK(err(resumed.forward(all.subspan(cut), true), want_rest) <= 1e-7);
   }
+}
+
+TEST_CASE_METHOD(GpuTest, "hand-offs: auto takes device memory on one physical device; bad names are refused",
+                 "[gpu][model][multi]") {
+  auto devices = logical_devices(2);
+  const bool fds = vk::can_share(vk::SharingKind::DeviceMemory, *devices[0], *devices[1]);
+  const bool host = vk::can_share(vk::SharingKind::HostMemory, *devices[0], *devices[1]);
+  const model::Handoff best = fds ? model::Handoff::DeviceMemory : host ? model::Handoff::HostMemory : model::Handoff::Host;
+  // Unless INFINI_HANDOFF forces a kind for the whole run.
+  if (!std::getenv("INFINI_HANDOFF")) CHECK(model::choose_handoff(model::Handoff::Auto, *devices[0], *devices[1]) == best);
+  // Two logical devices of one physical device are one device by their UUIDs wherever fds exist.
+  CHECK(fds == devices[0]->caps().external_memory_fd);
+  CHECK(model::parse_handoff("host-memory") == model::Handoff::HostMemory);
+  CHECK_THROWS_WITH(model::parse_handoff("pcie"), Catch::Contains("unknown hand-off kind 'pcie'") &&
+                                                      Catch::Contains("device-memory"));
+}
+
+TEST_CASE_METHOD(GpuTest, "shared memory: what one device writes the other reads, and nothing is left over",
+                 "[gpu][multi]") {
+  auto devices = logical_devices(2, true);
+  const vk::SharingKind kind = GENERATE(vk::SharingKind::HostMemory, vk::SharingKind::DeviceMemory);
+  INFO(vk::sharing_kind_name(kind));
+  if (!vk::can_share(kind, *devices[0], *devices[1])) {
+    WARN("this driver cannot share " << vk::sharing_kind_name(kind) << ": not run");
+    return;
+  }
+  const uint64_t before_0 = devices[0]->allocated_bytes(), before_1 = devices[1]->allocated_bytes();
+  {
+    const std::vector<float> values = {1.5f, -2.0f, 3.25f, 1e-3f, 7.0f};
+    const uint64_t bytes = values.size() * 4;
+    vk::SharedBuffer shared(*devices[0], *devices[1], bytes, kind, "test");
+    // Device memory counts once, on the device that made it; host memory on neither.
+    CHECK(devices[1]->allocated_bytes() == before_1);
+    if (kind == vk::SharingKind::DeviceMemory) CHECK(devices[0]->allocated_bytes() >= before_0 + bytes);
+    else CHECK(devices[0]->allocated_bytes() == before_0);
+    vk::Buffer source(*devices[0], bytes, vk::MemoryUse::DeviceLocal, "source");
+    vk::upload(source, std::span<const float>(values));
+    vk::CommandStream produce(*devices[0]);
+    produce.begin();
+    produce.copy(vk::BufferRange::whole(source), vk::BufferRange::whole(shared.producer_side()));
+    produce.release_external(vk::BufferRange::whole(shared.producer_side()));
+    produce.end();
+    produce.submit_and_wait();
+    vk::Buffer sink(*devices[1], bytes, vk::MemoryUse::DeviceLocal, "sink");
+    vk::CommandStream consume(*devices[1]);
+    consume.begin();
+    consume.acquire_external(vk::BufferRange::whole(shared.consumer_side()));
+    consume.copy(vk::BufferRange::whole(shared.consumer_side()), vk::BufferRange::whole(sink));
+    consume.end();
+    consume.submit_and_wait();
+    std::vector<float> got(values.size());
+    vk::download(sink, 0, got.data(), bytes);
+    CHECK(got == values);
+  }
+  CHECK(devices[0]->allocated_bytes() == before_0);
+  CHECK(devices[1]->allocated_bytes() == before_1);
 }
 
 TEST_CASE_METHOD(GpuTest, "splits: explicit counts, more devices than layers, bad counts", "[gpu][model][multi]") {

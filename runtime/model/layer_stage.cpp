@@ -101,10 +101,12 @@ struct LayerStage::Scratch {
   const vk::Buffer &ids, &x, &logits;
   vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
   std::unique_ptr<vk::Buffer> q_normed, k_normed;  // models that normalise Q and K per head
-  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head, bool qk_norm)
+  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head, bool qk_norm,
+          const HiddenSlots& slots)
       : position_io(staged(d, 1, vk::StagingDirection::ToDevice, "open tokens")),
         ids_io(staged(d, p, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None, "token ids")),
-        x_io(staged(d, p * c.embd, hidden_direction(embeds, head), "hidden x")),
+        x_io(staged(d, p * c.embd, hidden_direction(embeds || !slots.in.empty(), head || !slots.out.empty()),
+                    "hidden x")),
         logits_io(staged(d, head ? p * c.vocab : 1, head_out(head), "logits")),
         ranked_io(staged(d, head ? ops::TopK::kMaxK * 2 : 1, head_out(head), "ranked logits")),
         ids(ids_io.device_buffer()),
@@ -125,10 +127,12 @@ struct LayerStage::Scratch {
   static vk::StagingDirection head_out(bool head) {
     return head ? vk::StagingDirection::FromDevice : vk::StagingDirection::None;
   }
-  // A stage that does not embed receives hidden states; one without the head passes them on.
-  static vk::StagingDirection hidden_direction(bool embeds, bool head) {
-    if (embeds) return head ? vk::StagingDirection::None : vk::StagingDirection::FromDevice;
-    return head ? vk::StagingDirection::ToDevice : vk::StagingDirection::Both;
+  // What the host copies: the hidden states a stage receives (unless it embeds, or they come
+  // through shared memory) and those it passes on (unless it has the head, or they go through
+  // shared memory).
+  static vk::StagingDirection hidden_direction(bool no_host_in, bool no_host_out) {
+    if (no_host_in) return no_host_out ? vk::StagingDirection::None : vk::StagingDirection::FromDevice;
+    return no_host_out ? vk::StagingDirection::ToDevice : vk::StagingDirection::Both;
   }
 };
 
@@ -159,12 +163,14 @@ struct LayerStage::Layer {
 };
 
 LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options,
-                       LayerRange range)
-    : device_(device), config_(weights.config), range_(range), max_piece_(options.max_piece) {
+                       LayerRange range, HiddenSlots slots)
+    : device_(device), config_(weights.config), range_(range), slots_(std::move(slots)), max_piece_(options.max_piece) {
   const LlamaConfig& c = config_;
   if (range.first < 0 || range.last > c.layers || range.count() < 1)
     throw Error("model: layer range " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
                 " is not inside the model's " + std::to_string(c.layers) + " layers");
+  if ((embeds() && receives_shared()) || (has_head() && sends_shared()))
+    throw Error("model: the first stage receives no hidden states and the last passes none on");
   check_stage_fits(device, weights, range);
   const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
   kernels_ = std::make_unique<Kernels>(device, weights.token_embd.type);
@@ -190,7 +196,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
   }
   bool qk_norm = false;
   for (int64_t i = range.first; i < range.last; ++i) qk_norm = qk_norm || weights.layers[size_t(i)].q_norm.has_value();
-  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head(), qk_norm);
+  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head(), qk_norm, slots_);
   stream_ = std::make_unique<vk::CommandStream>(device, kTimestamps);
 }
 
@@ -230,27 +236,34 @@ void LayerStage::restore(std::span<const ops::LayerSnapshot> layers) {
 }
 
 void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
-                     std::vector<float>* hidden_out) {
+                     std::vector<float>* hidden_out, uint32_t slot) {
   const auto t0 = std::chrono::steady_clock::now();
   const uint32_t rows = head.rows, top_k = head.top_k;
   if ((rows || top_k) && !has_head()) throw Error("model: only the stage with the head computes logits");
   if (top_k && (rows != 1 || top_k > ops::TopK::kMaxK))
     throw Error("model: a device ranking is of the last row's logits, at most " + std::to_string(ops::TopK::kMaxK) +
                 " of them");
-  const uint32_t n = uint32_t(embeds() ? tokens.size() : hidden_in.size() / size_t(config_.embd));
+  const uint32_t n = uint32_t(tokens.size());
   const uint64_t hidden_bytes = uint64_t(n) * uint64_t(config_.embd) * 4;
-  if (hidden_out && has_head()) throw Error("model: the stage with the head passes on no hidden states");
+  if (hidden_out && (has_head() || sends_shared()))
+    throw Error("model: this stage passes on no hidden states through the host");
+  if (!embeds() && !receives_shared() && hidden_in.size() != size_t(n) * size_t(config_.embd))
+    throw Error("model: " + std::to_string(hidden_in.size()) + " hidden values for a piece of " + std::to_string(n) +
+                " tokens");
+  const size_t slot_count = std::max(slots_.in.size(), slots_.out.size());
+  if (slot_count ? slot >= slot_count : slot != 0)
+    throw Error("model: hand-off slot " + std::to_string(slot) + " of " + std::to_string(slot_count));
   Scratch& s = *scratch_;
   using Clock = std::chrono::steady_clock;
   const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const auto h0 = Clock::now();
   if (embeds()) s.ids_io.write(0, tokens.data(), tokens.size_bytes());
-  else s.x_io.write(0, hidden_in.data(), hidden_bytes);
+  else if (!receives_shared()) s.x_io.write(0, hidden_in.data(), hidden_bytes);
   const double host_in_s = seconds(h0, Clock::now());
   const ops::InfiniAttentionLayer& first = *layers_.front().attention;
   const uint32_t open = first.open_tokens();
   s.position_io.write(0, &open, 4);
-  const PieceShape shape{n, rows, top_k, first.segments_written() == 0, n == first.segment_room()};
+  const PieceShape shape{n, rows, top_k, first.segments_written() == 0, n == first.segment_room(), slot};
   vk::CommandStream* ran = nullptr;
   double record_s = 0;
   if (const auto it = recorded_.find(shape); it != recorded_.end()) {
@@ -265,13 +278,13 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
     stream.timestamp("start");
     s.position_io.record_upload(stream, 4);
     if (embeds()) s.ids_io.record_upload(stream, uint64_t(n) * 4);
-    else s.x_io.record_upload(stream, hidden_bytes);
+    else record_hidden_in(stream, hidden_bytes, slot);
     stream.timestamp("inputs");
     record_piece(stream, n, rows, top_k);
     stream.timestamp("outputs");
     if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
     else if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
-    if (!has_head()) s.x_io.record_download(stream, hidden_bytes);
+    if (!has_head()) record_hidden_out(stream, hidden_bytes, slot);
     stream.timestamp("end");
     stream.end();
     record_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
@@ -311,6 +324,20 @@ std::vector<float> LayerStage::last_logits() const {
   // A rare read (after a ranking-only decode): a one-off staging copy where memory is not mapped.
   vk::download(scratch_->logits, (last_rows_ - 1) * vocab * 4, out.data(), vocab * 4);
   return out;
+}
+
+void LayerStage::record_hidden_in(vk::CommandStream& stream, uint64_t bytes, uint32_t slot) {
+  if (!receives_shared()) return scratch_->x_io.record_upload(stream, bytes);
+  const vk::Buffer& in = *slots_.in[slot];
+  stream.acquire_external(whole(in));
+  stream.copy({&in, 0, bytes}, {&scratch_->x, 0, bytes});
+}
+
+void LayerStage::record_hidden_out(vk::CommandStream& stream, uint64_t bytes, uint32_t slot) {
+  if (!sends_shared()) return scratch_->x_io.record_download(stream, bytes);
+  const vk::Buffer& out = *slots_.out[slot];
+  stream.copy({&scratch_->x, 0, bytes}, {&out, 0, bytes});
+  stream.release_external(whole(out));
 }
 
 void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k) {

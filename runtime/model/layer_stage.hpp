@@ -92,6 +92,14 @@ struct HeadOutput {
   uint32_t* ranked = nullptr;
 };
 
+// Buffers through which a stage receives its hidden states from the stage before it and passes
+// them to the one after it, when those devices share memory with this one (model/handoff.hpp):
+// one slot per piece in flight, the i-th piece of a pipeline run using slot i % slots. Empty: the
+// host copies the hidden states in and out.
+struct HiddenSlots {
+  std::vector<const vk::Buffer*> in, out;
+};
+
 struct LayerRange {
   int64_t first = 0, last = 0;  // [first, last)
   int64_t count() const noexcept { return last - first; }
@@ -100,17 +108,21 @@ struct LayerRange {
 class LayerStage {
  public:
   // `options.max_piece` must already fit the device (see max_piece_for). Uploads the weights.
-  LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options, LayerRange range);
+  LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options, LayerRange range,
+             HiddenSlots slots = {});
   ~LayerStage();
 
   bool embeds() const noexcept { return range_.first == 0; }
   bool has_head() const noexcept { return range_.last == config_.layers; }
 
-  // Runs one piece (at most max_piece tokens, inside one segment). The embedding stage reads
-  // `tokens`, the others `hidden_in` ([n][embd]). The head stage gives back `head`; the others
-  // write the piece's hidden states to `hidden_out`.
+  // Runs one piece of `tokens.size()` tokens (at most max_piece, inside one segment). The
+  // embedding stage reads `tokens`; the others `hidden_in` ([n][embd]), or with shared slots in,
+  // slot `slot`. The head stage gives back `head`; the others write the piece's hidden states to
+  // `hidden_out`, or with shared slots out, to slot `slot`.
   void run(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
-           std::vector<float>* hidden_out);
+           std::vector<float>* hidden_out, uint32_t slot = 0);
+  bool receives_shared() const noexcept { return !slots_.in.empty(); }
+  bool sends_shared() const noexcept { return !slots_.out.empty(); }
   // The head stage: the logits of the last token of the last piece run with logits rows (those
   // stay on the device when only a ranking was read back). Throws when there are none.
   std::vector<float> last_logits() const;
@@ -135,10 +147,13 @@ class LayerStage {
   struct Kernels;
   struct Scratch;
   void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k);
+  void record_hidden_in(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
+  void record_hidden_out(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
 
   vk::Device& device_;
   LlamaConfig config_;
   LayerRange range_;
+  HiddenSlots slots_;
   uint32_t max_piece_;
   std::unique_ptr<Kernels> kernels_;
   std::vector<Layer> layers_;
@@ -151,8 +166,8 @@ class LayerStage {
   uint32_t last_rows_ = 0;            // logits rows of the last piece that had some
   std::unique_ptr<Scratch> scratch_;
   std::unique_ptr<vk::CommandStream> stream_;  // for reset() and shapes past the cache's capacity
-  // tokens, logits rows, top-k, first segment, ends the segment
-  using PieceShape = std::tuple<uint32_t, uint32_t, uint32_t, bool, bool>;
+  // tokens, logits rows, top-k, first segment, ends the segment, shared slot
+  using PieceShape = std::tuple<uint32_t, uint32_t, uint32_t, bool, bool, uint32_t>;
   std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
   std::vector<BusyInterval>* timeline_ = nullptr;
   StageProfile profile_;

@@ -37,12 +37,32 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
   // on devices with small limits (the outputs do not change, only the number of submissions).
   for (size_t i = 0; i < devices.size(); ++i)
     if (counts[i] > 0) options_.max_piece = max_piece_for(*devices[i], config_, options_.max_piece);
+  // The devices that get layers, and how hidden states pass between neighbours: through memory
+  // both share where they can, one slot per piece the pipeline keeps in flight.
+  std::vector<size_t> used;
+  for (size_t i = 0; i < devices.size(); ++i)
+    if (counts[i] > 0) used.push_back(i);
+  const size_t in_flight = 2 * used.size();
+  std::vector<HiddenSlots> slots(used.size());
+  for (size_t u = 0; u + 1 < used.size(); ++u) {
+    vk::Device &producer = *devices[used[u]], &consumer = *devices[used[u + 1]];
+    const Handoff kind = choose_handoff(options.handoff, producer, consumer);
+    handoffs_.push_back(kind);
+    if (const auto sharing = sharing_of(kind))
+      for (size_t k = 0; k < in_flight; ++k) {
+        const uint64_t bytes = uint64_t(options_.max_piece) * uint64_t(config_.embd) * 4;
+        shared_.push_back(std::make_unique<vk::SharedBuffer>(producer, consumer, bytes, *sharing,
+                                                             "hidden hand-off " + std::to_string(k)));
+        slots[u].out.push_back(&shared_.back()->producer_side());
+        slots[u + 1].in.push_back(&shared_.back()->consumer_side());
+      }
+  }
   int64_t first = 0;
-  for (size_t i = 0; i < devices.size(); ++i) {
-    if (counts[i] == 0) continue;
+  for (size_t u = 0; u < used.size(); ++u) {
+    const size_t i = used[u];
     const LayerRange range{first, first + counts[i]};
     try {
-      stages_.push_back(std::make_unique<LayerStage>(*devices[i], weights, options_, range));
+      stages_.push_back(std::make_unique<LayerStage>(*devices[i], weights, options_, range, std::move(slots[u])));
     } catch (const std::exception& e) {  // name the device and its layers when there are several
       if (devices.size() == 1) throw;
       throw Error("device '" + devices[i]->caps().name + "' (layers " + std::to_string(range.first) + "-" +
@@ -53,7 +73,7 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
   if (stages_.size() > 1) {
     std::vector<LayerStage*> raw;
     for (auto& st : stages_) raw.push_back(st.get());
-    pipeline_ = std::make_unique<StagePipeline>(raw, 2 * raw.size());
+    pipeline_ = std::make_unique<StagePipeline>(raw, in_flight);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "model/llama_weights.hpp"
 #include "ops/infini_attention_layer.hpp"
 #include "ops/matmul.hpp"
+#include "model/handoff.hpp"
 #include "model/layer_stage.hpp"
 #include "model/stage_pipeline.hpp"
 #include "vk/command_stream.hpp"
@@ -31,6 +32,7 @@ struct RunnerOptions {
   InfiniOptions infini;          // segment, update rule, conventions, memory on/off (rope: the model's)
   uint32_t max_piece = kDefaultMaxPiece;  // most tokens recorded in one submission (bounds scratch memory)
   ops::AttentionKernel kernel = ops::AttentionKernel::Auto;
+  Handoff handoff = Handoff::Auto;  // between the devices of a pipeline (model/handoff.hpp)
 };
 
 // The stream options a file asks for, with the caller's overrides: a file with Infini keys runs
@@ -87,6 +89,8 @@ class LlamaRunner {
     LayerRange layers;
   };
   std::vector<StageInfo> stages() const;
+  // How hidden states pass from each stage to the next (one fewer than the stages; never Auto).
+  const std::vector<Handoff>& handoffs() const noexcept { return handoffs_; }
   // Busy intervals of each stage's device (see BusyInterval), recorded from now on while `on`;
   // timeline() returns and clears them, one list per stage.
   void record_timeline(bool on);
@@ -97,6 +101,8 @@ class LlamaRunner {
 
   LlamaConfig config_;
   RunnerOptions options_;
+  std::vector<Handoff> handoffs_;
+  std::vector<std::unique_ptr<vk::SharedBuffer>> shared_;  // the stages' shared slots; outlive them
   std::vector<std::unique_ptr<LayerStage>> stages_;
   std::unique_ptr<StagePipeline> pipeline_;  // several stages only
   std::vector<std::vector<BusyInterval>> timeline_;

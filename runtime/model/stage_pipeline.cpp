@@ -41,6 +41,10 @@ std::vector<HandoffProfile> StagePipeline::handoffs() const {
   return handoffs_;
 }
 
+uint32_t StagePipeline::stage_slot(const LayerStage& stage, size_t piece) const noexcept {
+  return stage.receives_shared() || stage.sends_shared() ? uint32_t(piece % in_flight_) : 0;
+}
+
 void StagePipeline::worker(size_t s) {
   LayerStage& stage = *stages_[s];
   const bool last = s + 1 == stages_.size();
@@ -65,7 +69,10 @@ void StagePipeline::worker(size_t s) {
     std::string failed;
     std::vector<float> out;
     try {
-      stage.run(piece.tokens, work.hidden, last ? piece.head : HeadOutput{}, last ? nullptr : &out);
+      // Piece i uses hand-off slot i % in_flight: at most in_flight pieces are in the pipeline, so
+      // the piece that used the slot before has left it.
+      stage.run(piece.tokens, work.hidden, last ? piece.head : HeadOutput{},
+                last || stage.sends_shared() ? nullptr : &out, stage_slot(stage, work.piece));
     } catch (const std::exception& e) {
       failed = "device " + stage.describe() + ": " + e.what();
     }

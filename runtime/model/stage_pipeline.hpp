@@ -3,9 +3,10 @@
 // thread per stage: while stage s works on piece p, stage s-1 already works on piece p+1, a
 // wavefront over the stream. This is sound because a stage's work on a piece depends only on its
 // own memory state and on the previous stage's output for that piece; each stage takes pieces in
-// stream order. Hidden states travel between stages through host memory: each stage's submission
-// signals its device's timeline semaphore, and the stage's worker waits for that value before it
-// reads the hidden states back and hands them to the next stage's worker.
+// stream order. Each stage's worker waits for its device to finish a piece before it hands the
+// piece to the next stage's worker; the hidden states travel either through memory both devices
+// share (one slot per piece in flight, written and read by the devices) or through the host,
+// which copies them out of one device's staging memory and into the next's (model/handoff.hpp).
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -60,6 +61,7 @@ class StagePipeline {
     std::chrono::steady_clock::time_point queued;
   };
   void worker(size_t stage);
+  uint32_t stage_slot(const LayerStage& stage, size_t piece) const noexcept;
 
   std::vector<LayerStage*> stages_;
   size_t in_flight_;

@@ -83,6 +83,17 @@ Buffer::Buffer(Device& device, uint64_t bytes, MemoryUse use, std::string label)
   }
 }
 
+Buffer::Buffer(Device& device, uint64_t bytes, Owned<VkBuffer> buffer, Owned<VkDeviceMemory> memory,
+               uint64_t accounted_bytes, std::string label)
+    : device_(&device),
+      label_(std::move(label)),
+      size_(bytes),
+      allocation_size_(accounted_bytes),
+      buffer_(std::move(buffer)),
+      memory_(std::move(memory)) {
+  if (allocation_size_) device.note_allocation(static_cast<int64_t>(allocation_size_));
+}
+
 Buffer::Buffer(Buffer&& other) noexcept
     : device_(other.device_),
       label_(std::move(other.label_)),

@@ -21,6 +21,10 @@ class Buffer {
   // Throws infini::Error naming the device limit when `bytes` exceeds maxMemoryAllocationSize or
   // the heap, and the size asked for when the allocation fails.
   Buffer(Device& device, uint64_t bytes, MemoryUse use, std::string label = {});
+  // Takes a buffer already bound to memory made elsewhere (memory shared with another device,
+  // vk/shared_buffer.cpp); `accounted_bytes` of it count as this device's allocation.
+  Buffer(Device& device, uint64_t bytes, Owned<VkBuffer> buffer, Owned<VkDeviceMemory> memory,
+         uint64_t accounted_bytes, std::string label);
   ~Buffer();
   Buffer(Buffer&&) noexcept;
   Buffer& operator=(Buffer&&) = delete;
@@ -32,6 +36,7 @@ class Buffer {
   const std::string& label() const noexcept { return label_; }
   Device& device() const noexcept { return *device_; }
 
+  VkDeviceMemory memory() const noexcept { return memory_.get(); }
   // Host pointer when the memory is mapped, else nullptr.
   void* mapped() const noexcept { return mapped_; }
   // Make host writes visible to the device / device writes visible to the host. No-ops on

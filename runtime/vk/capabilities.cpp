@@ -91,6 +91,20 @@ std::string subgroup_operation_names(VkSubgroupFeatureFlags ops) {
   return out.empty() ? "none" : out;
 }
 
+namespace {
+// Whether infini's buffers (storage, copy source and destination) can be made on memory of this
+// handle type: `features`, VK_EXTERNAL_MEMORY_FEATURE_*_BIT, all offered.
+bool external_buffers(VkPhysicalDevice device, VkExternalMemoryHandleTypeFlagBits type,
+                      VkExternalMemoryFeatureFlags features) {
+  VkPhysicalDeviceExternalBufferInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.handleType = type;
+  VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+  vkGetPhysicalDeviceExternalBufferProperties(device, &info, &props);
+  return (props.externalMemoryProperties.externalMemoryFeatures & features) == features;
+}
+}  // namespace
+
 Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_version) {
   Capabilities c;
 
@@ -150,10 +164,26 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
     tail = &driver.pNext;
   }
   const bool size_control_ext = c.api_version >= VK_API_VERSION_1_3 || has(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  if (size_control_ext) *tail = &size_control;
+  if (size_control_ext) {
+    *tail = &size_control;
+    tail = &size_control.pNext;
+  }
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT host_import{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  c.external_memory_host = has(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  if (c.external_memory_host) *tail = &host_import;
   vkGetPhysicalDeviceProperties2(device, &props);
 
   std::memcpy(c.device_uuid.data(), ids.deviceUUID, VK_UUID_SIZE);
+  std::memcpy(c.driver_uuid.data(), ids.driverUUID, VK_UUID_SIZE);
+  c.min_imported_host_pointer_alignment = host_import.minImportedHostPointerAlignment;
+  c.external_memory_host = c.external_memory_host && c.min_imported_host_pointer_alignment > 0 &&
+                           external_buffers(device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+                                            VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT);
+  c.external_memory_fd = has(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
+                         external_buffers(device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+                                          VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT |
+                                              VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT);
   // A size of 0 has been reported (Mali-G72); such a device is treated as having no subgroups.
   c.subgroup_size = subgroup.subgroupSize;
   c.min_subgroup_size = c.max_subgroup_size = subgroup.subgroupSize;

@@ -25,6 +25,7 @@ struct Capabilities {
   std::string driver_name;      // e.g. "llvmpipe", "NVIDIA"
   std::string driver_info;      // e.g. "Mesa 22.3.6 (LLVM 15.0.6)"
   std::array<uint8_t, VK_UUID_SIZE> device_uuid{};
+  std::array<uint8_t, VK_UUID_SIZE> driver_uuid{};
   std::array<uint8_t, VK_UUID_SIZE> pipeline_cache_uuid{};
 
   // Compute queue.
@@ -51,6 +52,13 @@ struct Capabilities {
   bool cooperative_matrix_nv = false;
   bool timeline_semaphore = false;
   bool memory_budget = false;  // VK_EXT_memory_budget: free device memory can be asked for
+  // Memory shared with another device (pipeline hand-offs, vk/shared_buffer.hpp):
+  // VK_EXT_external_memory_host, host allocations imported as device memory, at this alignment;
+  bool external_memory_host = false;
+  uint64_t min_imported_host_pointer_alignment = 0;
+  // VK_KHR_external_memory_fd with storage buffers exportable and importable as opaque fds (between
+  // logical devices of one physical device: same device and driver UUIDs).
+  bool external_memory_fd = false;
 
   // Limits.
   uint32_t max_shared_memory_bytes = 0;

@@ -229,6 +229,32 @@ void CommandStream::fill(const BufferRange& dst, uint32_t value) {
   vkCmdFillBuffer(c, dst.buffer->handle(), dst.offset, dst.size, value);
 }
 
+// A queue family ownership transfer to or from VK_QUEUE_FAMILY_EXTERNAL, as Vulkan asks of memory
+// that another device also uses.
+void CommandStream::release_external(const BufferRange& range) {
+  VkBufferMemoryBarrier b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+  b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  b.srcQueueFamilyIndex = device_.queue_family();
+  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+  b.buffer = range.buffer->handle();
+  b.offset = range.offset;
+  b.size = range.size;
+  vkCmdPipelineBarrier(cmd(), kWorkStages, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 1, &b, 0, nullptr);
+  ++barriers_;
+}
+
+void CommandStream::acquire_external(const BufferRange& range) {
+  VkBufferMemoryBarrier b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+  b.dstAccessMask = kWorkAccess;
+  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+  b.dstQueueFamilyIndex = device_.queue_family();
+  b.buffer = range.buffer->handle();
+  b.offset = range.offset;
+  b.size = range.size;
+  vkCmdPipelineBarrier(cmd(), VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, kWorkStages, 0, 0, nullptr, 1, &b, 0, nullptr);
+  ++barriers_;
+}
+
 void CommandStream::timestamp(std::string label) {
   VkCommandBuffer c = cmd();
   if (!query_pool_) return;

@@ -52,6 +52,10 @@ class CommandStream {
   }
   void copy(const BufferRange& src, const BufferRange& dst);
   void fill(const BufferRange& dst, uint32_t value);
+  // Memory shared with another device (vk/shared_buffer.hpp): hands `range` over to the other device
+  // after all earlier writes to it, and takes it over from the other device before what follows.
+  void release_external(const BufferRange& range);
+  void acquire_external(const BufferRange& range);
   // Records when all earlier work has finished. Ignored on devices without timestamps.
   void timestamp(std::string label);
   void end();

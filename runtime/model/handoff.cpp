@@ -1,0 +1,56 @@
+#include "model/handoff.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "infini/error.hpp"
+#include "vk/device.hpp"
+
+namespace infini::model {
+
+const char* handoff_name(Handoff kind) noexcept {
+  switch (kind) {
+    case Handoff::Auto: return "auto";
+    case Handoff::Host: return "host";
+    case Handoff::HostMemory: return "host-memory";
+    case Handoff::DeviceMemory: return "device-memory";
+  }
+  return "?";
+}
+
+Handoff parse_handoff(std::string_view name) {
+  for (Handoff k : {Handoff::Auto, Handoff::Host, Handoff::HostMemory, Handoff::DeviceMemory})
+    if (name == handoff_name(k)) return k;
+  throw Error("unknown hand-off kind '" + std::string(name) + "' (auto, host, host-memory or device-memory)");
+}
+
+std::optional<vk::SharingKind> sharing_of(Handoff kind) noexcept {
+  if (kind == Handoff::HostMemory) return vk::SharingKind::HostMemory;
+  if (kind == Handoff::DeviceMemory) return vk::SharingKind::DeviceMemory;
+  return std::nullopt;
+}
+
+Handoff choose_handoff(Handoff requested, const vk::Device& producer, const vk::Device& consumer) {
+  if (requested == Handoff::Auto)
+    if (const char* env = std::getenv("INFINI_HANDOFF"); env && *env) {
+      try {
+        requested = parse_handoff(env);
+      } catch (const Error& e) {
+        throw Error(std::string("INFINI_HANDOFF: ") + e.what());
+      }
+    }
+  if (requested == Handoff::Auto) {
+    for (Handoff k : {Handoff::DeviceMemory, Handoff::HostMemory})
+      if (vk::can_share(*sharing_of(k), producer, consumer)) return k;
+    return Handoff::Host;
+  }
+  if (const auto sharing = sharing_of(requested)) {
+    std::string why;
+    if (!vk::can_share(*sharing, producer, consumer, &why))
+      throw Error(std::string("hand-off '") + handoff_name(requested) + "' between '" + producer.caps().name +
+                  "' and '" + consumer.caps().name + "' is not possible: " + why);
+  }
+  return requested;
+}
+
+}  // namespace infini::model
