@@ -99,6 +99,16 @@ TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits
   CHECK(split.stages().front().layers.first == 0);
   CHECK(split.stages().back().layers.last == 4);
   CHECK(err(split.forward(kTokens, true), want) <= 1e-7);
+  // The first stage takes its next piece onto the device while the one before still runs
+  // wherever nothing of either passes through the host: its own inputs (token ids) and its
+  // outputs through shared memory.
+  const int64_t ahead = split.handoff_profiles().front().submitted_ahead;
+  if (sharing) CHECK(ahead > 0);
+  else CHECK(ahead == 0);
+  split.reset();
+  // Later pieces of a prefill that does not want every row's logits.
+  const std::vector<float> last = split.forward(kTokens, false);
+  CHECK(err(last, std::span<const float>(want).last(50)) <= 1e-7);
   split.reset();
   CHECK(err(decode_all(split, kTokens), want_decode) <= 1e-7);
   CHECK(split.tokens_seen() == int64_t(kTokens.size()));

@@ -95,21 +95,21 @@ struct LayerStage::Kernels {
 
 // What the host writes before a piece (token ids or hidden states) and reads after it (logits or
 // hidden states) is staged: its copies are part of the piece's recording (vk/staged_buffer.hpp).
+// What the host writes for every piece has one copy per hand-off slot, so that a piece can be
+// submitted while the one before it still runs.
 struct LayerStage::Scratch {
-  vk::StagedBuffer position_io;  // the open segment's length when the piece runs (one word)
-  vk::StagedBuffer ids_io, x_io, logits_io, ranked_io;
-  const vk::Buffer &ids, &x, &logits;
+  std::vector<vk::StagedBuffer> position_io;  // the open segment's length when the piece runs (one word)
+  std::vector<vk::StagedBuffer> ids_io;       // token ids (the embedding stage)
+  vk::StagedBuffer x_io, logits_io, ranked_io;
+  const vk::Buffer &x, &logits;
   vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
   std::unique_ptr<vk::Buffer> q_normed, k_normed;  // models that normalise Q and K per head
   Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head, bool qk_norm,
-          const HiddenSlots& slots)
-      : position_io(staged(d, 1, vk::StagingDirection::ToDevice, "open tokens")),
-        ids_io(staged(d, p, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None, "token ids")),
-        x_io(staged(d, p * c.embd, hidden_direction(embeds || !slots.in.empty(), head || !slots.out.empty()),
+          const HiddenSlots& slots, size_t slot_count)
+      : x_io(staged(d, p * c.embd, hidden_direction(embeds || !slots.in.empty(), head || !slots.out.empty()),
                     "hidden x")),
         logits_io(staged(d, head ? p * c.vocab : 1, head_out(head), "logits")),
         ranked_io(staged(d, head ? ops::TopK::kMaxK * 2 : 1, head_out(head), "ranked logits")),
-        ids(ids_io.device_buffer()),
         x(x_io.device_buffer()),
         logits(logits_io.device_buffer()),
         h(scratch(d, p * c.embd, "normed h")),
@@ -119,6 +119,13 @@ struct LayerStage::Scratch {
         attn(scratch(d, p * c.heads * c.head_dim, "attention out")),
         ffn_gate(scratch(d, p * c.ffn, "ffn gate")),
         ffn_up(scratch(d, p * c.ffn, "ffn up")) {
+    position_io.reserve(slot_count);
+    ids_io.reserve(slot_count);
+    for (size_t i = 0; i < slot_count; ++i) {
+      position_io.push_back(staged(d, 1, vk::StagingDirection::ToDevice, "open tokens"));
+      ids_io.push_back(staged(d, embeds ? p : 1, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None,
+                              "token ids"));
+    }
     if (!qk_norm) return;
     q_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads * c.head_dim, "q normed"));
     k_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads_kv * c.head_dim, "k normed"));
@@ -196,7 +203,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
   }
   bool qk_norm = false;
   for (int64_t i = range.first; i < range.last; ++i) qk_norm = qk_norm || weights.layers[size_t(i)].q_norm.has_value();
-  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head(), qk_norm, slots_);
+  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head(), qk_norm, slots_, slot_count());
   stream_ = std::make_unique<vk::CommandStream>(device, kTimestamps);
 }
 
@@ -235,34 +242,50 @@ void LayerStage::restore(std::span<const ops::LayerSnapshot> layers) {
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i].attention->restore(layers[i]);
 }
 
+size_t LayerStage::slot_count() const noexcept { return std::max<size_t>({slots_.in.size(), slots_.out.size(), 1}); }
+
 void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
                      std::vector<float>* hidden_out, uint32_t slot) {
-  const auto t0 = std::chrono::steady_clock::now();
+  submit(tokens, hidden_in, head, slot);
+  finish(hidden_out);
+}
+
+bool LayerStage::can_submit_ahead() const noexcept {
+  if (pending_.empty()) return true;
+  // Another piece in flight needs inputs and outputs the host does not touch in between: its own
+  // slot of host-written inputs, hidden states through shared memory, and no logits of the
+  // piece before still to be read.
+  const Pending& last = pending_.back();
+  return pending_.size() < slot_count() && (embeds() || receives_shared()) && (has_head() || sends_shared()) &&
+         last.head.rows == 0 && last.head.top_k == 0;
+}
+
+void LayerStage::submit(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
+                        uint32_t slot) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  const auto t0 = Clock::now();
   const uint32_t rows = head.rows, top_k = head.top_k;
+  if (!can_submit_ahead()) throw Error("model: a piece is still in flight that the next one's inputs would overwrite");
   if ((rows || top_k) && !has_head()) throw Error("model: only the stage with the head computes logits");
   if (top_k && (rows != 1 || top_k > ops::TopK::kMaxK))
     throw Error("model: a device ranking is of the last row's logits, at most " + std::to_string(ops::TopK::kMaxK) +
                 " of them");
   const uint32_t n = uint32_t(tokens.size());
   const uint64_t hidden_bytes = uint64_t(n) * uint64_t(config_.embd) * 4;
-  if (hidden_out && (has_head() || sends_shared()))
-    throw Error("model: this stage passes on no hidden states through the host");
   if (!embeds() && !receives_shared() && hidden_in.size() != size_t(n) * size_t(config_.embd))
     throw Error("model: " + std::to_string(hidden_in.size()) + " hidden values for a piece of " + std::to_string(n) +
                 " tokens");
-  const size_t slot_count = std::max(slots_.in.size(), slots_.out.size());
-  if (slot_count ? slot >= slot_count : slot != 0)
-    throw Error("model: hand-off slot " + std::to_string(slot) + " of " + std::to_string(slot_count));
+  if (slot >= slot_count())
+    throw Error("model: hand-off slot " + std::to_string(slot) + " of " + std::to_string(slot_count()));
   Scratch& s = *scratch_;
-  using Clock = std::chrono::steady_clock;
-  const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const auto h0 = Clock::now();
-  if (embeds()) s.ids_io.write(0, tokens.data(), tokens.size_bytes());
+  if (embeds()) s.ids_io[slot].write(0, tokens.data(), tokens.size_bytes());
   else if (!receives_shared()) s.x_io.write(0, hidden_in.data(), hidden_bytes);
   const double host_in_s = seconds(h0, Clock::now());
   const ops::InfiniAttentionLayer& first = *layers_.front().attention;
   const uint32_t open = first.open_tokens();
-  s.position_io.write(0, &open, 4);
+  s.position_io[slot].write(0, &open, 4);
   const PieceShape shape{n, rows, top_k, first.segments_written() == 0, n == first.segment_room(), slot};
   vk::CommandStream* ran = nullptr;
   double record_s = 0;
@@ -273,29 +296,47 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
     std::unique_ptr<vk::CommandStream> fresh;
     if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_, kTimestamps);
     vk::CommandStream& stream = fresh ? *fresh : *stream_;
-    const auto r0 = std::chrono::steady_clock::now();
+    const auto r0 = Clock::now();
     stream.begin();
     stream.timestamp("start");
-    s.position_io.record_upload(stream, 4);
-    if (embeds()) s.ids_io.record_upload(stream, uint64_t(n) * 4);
+    s.position_io[slot].record_upload(stream, 4);
+    if (embeds()) s.ids_io[slot].record_upload(stream, uint64_t(n) * 4);
     else record_hidden_in(stream, hidden_bytes, slot);
     stream.timestamp("inputs");
-    record_piece(stream, n, rows, top_k);
+    record_piece(stream, n, rows, top_k, slot);
     stream.timestamp("outputs");
     if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
     else if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
     if (!has_head()) record_hidden_out(stream, hidden_bytes, slot);
     stream.timestamp("end");
     stream.end();
-    record_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+    record_s = seconds(r0, Clock::now());
     ran = &stream;
     if (fresh) ran = recorded_.emplace(shape, std::move(fresh)).first->second.get();
   }
-  const auto t_submit = std::chrono::steady_clock::now();
-  ran->submit_and_wait();
-  const auto t_done = std::chrono::steady_clock::now();
-  double device_s = std::chrono::duration<double>(t_done - t_submit).count(), upload_s = 0, download_s = 0;
-  if (const auto samples = ran->timestamps(); samples.size() == kTimestamps) {
+  const auto t_submit = Clock::now();
+  ran->submit();
+  const auto t_submitted = Clock::now();
+  pending_.push_back({ran, head, n, record_s, host_in_s, seconds(t0, t_submitted), seconds(t_submit, t_submitted),
+                      t_submit});
+}
+
+void LayerStage::finish(std::vector<float>* hidden_out) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  if (pending_.empty()) throw Error("model: no piece in flight to finish");
+  const Pending p = pending_.front();
+  pending_.pop_front();
+  if (hidden_out && (has_head() || sends_shared()))
+    throw Error("model: this stage passes on no hidden states through the host");
+  const auto t_wait = Clock::now();
+  p.stream->wait();
+  const auto t_done = Clock::now();
+  // The device's time for this piece: from its submission (or, when the piece before still ran
+  // then, from that one's end) to the host seeing it done, or less by its timestamps.
+  double device_s = seconds(std::max(p.submitted, last_done_), t_done), upload_s = 0, download_s = 0;
+  last_done_ = t_done;
+  if (const auto samples = p.stream->timestamps(); samples.size() == kTimestamps) {
     device_s = std::min(device_s, samples[3].ns * 1e-9);
     upload_s = samples[1].ns * 1e-9;
     download_s = (samples[3].ns - samples[2].ns) * 1e-9;
@@ -304,17 +345,21 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
     const double end = std::chrono::duration<double>(t_done.time_since_epoch()).count();
     timeline_->push_back({end - device_s, end});
   }
+  const uint32_t rows = p.head.rows, top_k = p.head.top_k;
   if (rows) last_rows_ = rows;
+  Scratch& s = *scratch_;
   const auto h1 = Clock::now();
-  if (top_k) s.ranked_io.read(0, head.ranked, uint64_t(top_k) * 8);
-  else if (rows) s.logits_io.read(0, head.logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
+  if (top_k) s.ranked_io.read(0, p.head.ranked, uint64_t(top_k) * 8);
+  else if (rows) s.logits_io.read(0, p.head.logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
   if (hidden_out) {
-    hidden_out->resize(size_t(n) * size_t(config_.embd));
+    const uint64_t hidden_bytes = uint64_t(p.n) * uint64_t(config_.embd) * 4;
+    hidden_out->resize(size_t(p.n) * size_t(config_.embd));
     s.x_io.read(0, hidden_out->data(), hidden_bytes);
   }
   const auto t_end = Clock::now();
-  profile_ += {1,         seconds(t0, t_end), record_s, seconds(t_submit, t_done), device_s, host_in_s,
-               seconds(h1, t_end), upload_s, download_s};
+  // wall_s: the host's own time on the piece (before its submission, and from the wait on).
+  profile_ += {1,          p.before_submit_s + seconds(t_wait, t_end), p.record_s, p.submit_s + seconds(t_wait, t_done),
+               device_s,   p.host_in_s, seconds(h1, t_end), upload_s, download_s};
 }
 
 std::vector<float> LayerStage::last_logits() const {
@@ -340,14 +385,14 @@ void LayerStage::record_hidden_out(vk::CommandStream& stream, uint64_t bytes, ui
   stream.release_external(whole(out));
 }
 
-void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k) {
+void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot) {
   const LlamaConfig& c = config_;
   const uint32_t e = uint32_t(c.embd), qd = uint32_t(c.heads * c.head_dim), kvd = uint32_t(c.heads_kv * c.head_dim),
                  f = uint32_t(c.ffn), vocab = uint32_t(c.vocab);
   const float eps = float(c.rms_eps);
   Scratch& s = *scratch_;
   const Kernels& k = *kernels_;
-  if (embeds()) k.embed.record(stream, whole(s.ids), *token_embd_, whole(s.x), n, e);
+  if (embeds()) k.embed.record(stream, whole(s.ids_io[slot].device_buffer()), *token_embd_, whole(s.x), n, e);
   auto matmul = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, const vk::Buffer& out_buf,
                     uint32_t out, uint32_t in) {
     ops::record_matmul_chunks(mm, stream, {n, out, in, whole(a), {}, whole(out_buf)}, b);
@@ -368,7 +413,7 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
       q = s.q_normed.get();
       kk = s.k_normed.get();
     }
-    l.attention->record(stream, {q, 0}, {kk, 0}, {&s.v, 0}, s.attn, n, &s.position_io.device_buffer());
+    l.attention->record(stream, {q, 0}, {kk, 0}, {&s.v, 0}, s.attn, n, &s.position_io[slot].device_buffer());
     matmul(l.mm_o, s.attn, l.wo, s.h, e, qd);
     k.add.record(stream, whole(s.x), whole(s.h), n * e);
     k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);

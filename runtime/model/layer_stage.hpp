@@ -9,7 +9,9 @@
 // before each submission. They are recorded once per such shape and replayed whenever it recurs,
 // so a steady stream, decode at any position included, records nothing and creates no pipelines,
 // descriptor sets, buffers or command buffers.
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <span>
@@ -42,14 +44,16 @@ struct BusyInterval {
 };
 
 // Where a stage's time went, summed over the pieces it ran (a caller takes differences between
-// two reads to profile a window of a stream). wall_s is the whole of run(); of it, record_s went
+// two reads to profile a window of a stream). wall_s is the host's time in submit() and finish()
+// (the whole of run()); of it, record_s went
 // to recording new piece shapes, host_in_s and host_out_s to the host's copies of the piece's
 // inputs (tokens or hidden states) into staging memory and of its outputs (hidden states or
 // logits) out of it, and submit_wait_s to submitting and waiting, of which device_s was the
 // device's own time between the piece's first and last timestamps (the host's count where there
 // are no timestamps); device_upload_s and device_download_s are the parts of device_s spent
 // copying the inputs in and the outputs out (0 without timestamps). What is left of wall_s is
-// bookkeeping; submit_wait_s - device_s is the cost of a submission and of waking the waiting host.
+// bookkeeping; submit_wait_s - device_s is the cost of a submission and of waking the waiting host
+// (negative where pieces were submitted ahead: the device then ran while the host did other work).
 struct StageProfile {
   int64_t pieces = 0;
   double wall_s = 0, record_s = 0, submit_wait_s = 0, device_s = 0;
@@ -121,6 +125,16 @@ class LayerStage {
   // `hidden_out`, or with shared slots out, to slot `slot`.
   void run(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
            std::vector<float>* hidden_out, uint32_t slot = 0);
+  // run() in two halves, so that the device can hold the next piece while the host waits for
+  // this one: submit() records or replays the piece and submits it without waiting; finish()
+  // waits for the oldest piece submitted and gives back its outputs. A second piece may be
+  // submitted before the first is finished when can_submit_ahead() (its slot's inputs are its
+  // own and nothing of the first is left for the host to read from memory the second writes).
+  void submit(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
+              uint32_t slot = 0);
+  void finish(std::vector<float>* hidden_out);
+  bool can_submit_ahead() const noexcept;
+  size_t pieces_in_flight() const noexcept { return pending_.size(); }
   bool receives_shared() const noexcept { return !slots_.in.empty(); }
   bool sends_shared() const noexcept { return !slots_.out.empty(); }
   // The head stage: the logits of the last token of the last piece run with logits rows (those
@@ -146,7 +160,15 @@ class LayerStage {
   struct Layer;
   struct Kernels;
   struct Scratch;
-  void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k);
+  struct Pending {  // a piece submitted and not yet finished
+    vk::CommandStream* stream;
+    HeadOutput head;
+    uint32_t n;
+    double record_s, host_in_s, before_submit_s, submit_s;
+    std::chrono::steady_clock::time_point submitted;
+  };
+  size_t slot_count() const noexcept;
+  void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot);
   void record_hidden_in(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
   void record_hidden_out(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
 
@@ -170,6 +192,8 @@ class LayerStage {
   using PieceShape = std::tuple<uint32_t, uint32_t, uint32_t, bool, bool, uint32_t>;
   std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
   std::vector<BusyInterval>* timeline_ = nullptr;
+  std::deque<Pending> pending_;
+  std::chrono::steady_clock::time_point last_done_{};  // when the host saw the last piece done
   StageProfile profile_;
 };
 

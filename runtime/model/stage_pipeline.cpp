@@ -22,6 +22,7 @@ StagePipeline::~StagePipeline() {
 }
 
 void StagePipeline::run(std::span<const Piece> pieces) {
+  if (pieces.size() == 1) return run_here(pieces.front());
   std::unique_lock lock(mutex_);
   pieces_ = pieces;
   finished_ = 0;
@@ -36,6 +37,25 @@ void StagePipeline::run(std::span<const Piece> pieces) {
   if (!failure_.empty()) throw Error(failure_);
 }
 
+// One piece (a decode step) has nothing to overlap: the stages run it one after the other on the
+// calling thread, with no worker to wake between them.
+void StagePipeline::run_here(const Piece& piece) {
+  std::vector<float> hidden, out;
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    LayerStage& stage = *stages_[s];
+    const bool last = s + 1 == stages_.size();
+    try {
+      stage.run(piece.tokens, hidden, last ? piece.head : HeadOutput{},
+                last || stage.sends_shared() ? nullptr : &out, 0);
+    } catch (const std::exception& e) {
+      throw Error("device " + stage.describe() + ": " + e.what());
+    }
+    hidden.swap(out);
+    std::lock_guard lock(mutex_);
+    ++handoffs_[s].handoffs;
+  }
+}
+
 std::vector<HandoffProfile> StagePipeline::handoffs() const {
   std::lock_guard lock(mutex_);
   return handoffs_;
@@ -48,38 +68,59 @@ uint32_t StagePipeline::stage_slot(const LayerStage& stage, size_t piece) const 
 void StagePipeline::worker(size_t s) {
   LayerStage& stage = *stages_[s];
   const bool last = s + 1 == stages_.size();
+  std::deque<size_t> submitted;  // pieces on the device, oldest first
   std::unique_lock lock(mutex_);
   for (;;) {
-    const bool idle = queues_[s].empty();  // then the next piece's wait includes waking this thread
-    changed_.wait(lock, [&] { return stop_ || !queues_[s].empty(); });
+    const bool idle = queues_[s].empty() && submitted.empty();  // then the next piece's wait includes waking this thread
+    changed_.wait(lock, [&] { return stop_ || !queues_[s].empty() || !submitted.empty(); });
     if (stop_) return;
-    Work work = std::move(queues_[s].front());
-    queues_[s].pop_front();
-    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - work.queued).count();
-    HandoffProfile& h = handoffs_[s];
-    ++h.handoffs;
-    (idle ? h.wake_s : h.queue_s) += waited;
-    if (!failure_.empty()) {  // an earlier piece failed: drop this one
+    // Take the next piece onto the device before waiting for the one it runs, where the stage can
+    // hold both: the device then never waits for the host between them.
+    if (!queues_[s].empty() && (submitted.empty() || stage.can_submit_ahead())) {
+      Work work = std::move(queues_[s].front());
+      queues_[s].pop_front();
+      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - work.queued).count();
+      HandoffProfile& h = handoffs_[s];
+      ++h.handoffs;
+      (idle ? h.wake_s : h.queue_s) += waited;
+      if (!failure_.empty()) {  // an earlier piece failed: drop this one
+        ++finished_;
+        changed_.notify_all();
+        continue;
+      }
+      const Piece& piece = pieces_[work.piece];
+      lock.unlock();
+      std::string failed;
+      try {
+        stage.submit(piece.tokens, work.hidden, last ? piece.head : HeadOutput{}, stage_slot(stage, work.piece));
+      } catch (const std::exception& e) {
+        failed = "device " + stage.describe() + ": " + e.what();
+      }
+      lock.lock();
+      if (failed.empty()) {
+        if (!submitted.empty()) ++handoffs_[s].submitted_ahead;
+        submitted.push_back(work.piece);
+        continue;  // maybe take one more before waiting
+      }
+      if (failure_.empty()) failure_ = failed;
       ++finished_;
       changed_.notify_all();
       continue;
     }
-    const Piece& piece = pieces_[work.piece];
+    const size_t piece = submitted.front();
+    submitted.pop_front();
     lock.unlock();
     std::string failed;
     std::vector<float> out;
     try {
-      // Piece i uses hand-off slot i % in_flight: at most in_flight pieces are in the pipeline, so
-      // the piece that used the slot before has left it.
-      stage.run(piece.tokens, work.hidden, last ? piece.head : HeadOutput{},
-                last || stage.sends_shared() ? nullptr : &out, stage_slot(stage, work.piece));
+      stage.finish(last || stage.sends_shared() ? nullptr : &out);
     } catch (const std::exception& e) {
       failed = "device " + stage.describe() + ": " + e.what();
     }
     lock.lock();
     if (!failed.empty() && failure_.empty()) failure_ = failed;
-    if (last || !failed.empty()) ++finished_;
-    else queues_[s + 1].push_back({work.piece, std::move(out), std::chrono::steady_clock::now()});
+    if (last || !failure_.empty()) ++finished_;
+    else queues_[s + 1].push_back({piece, std::move(out), std::chrono::steady_clock::now()});
     changed_.notify_all();
   }
 }

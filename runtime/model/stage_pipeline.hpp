@@ -24,12 +24,15 @@ namespace infini::model {
 
 // How pieces waited between stages, summed over the pieces a stage received from the one before
 // it: queue_s while that stage was still busy with an earlier piece, wake_s while its idle worker
-// thread was being woken (the cost of a hand-off between threads).
+// thread was being woken (the cost of a hand-off between threads). submitted_ahead counts the
+// pieces the stage submitted while its device still ran the piece before.
 struct HandoffProfile {
   int64_t handoffs = 0;
   double queue_s = 0, wake_s = 0;
+  int64_t submitted_ahead = 0;
   HandoffProfile operator-(const HandoffProfile& earlier) const noexcept {
-    return {handoffs - earlier.handoffs, queue_s - earlier.queue_s, wake_s - earlier.wake_s};
+    return {handoffs - earlier.handoffs, queue_s - earlier.queue_s, wake_s - earlier.wake_s,
+            submitted_ahead - earlier.submitted_ahead};
   }
 };
 
@@ -61,6 +64,7 @@ class StagePipeline {
     std::chrono::steady_clock::time_point queued;
   };
   void worker(size_t stage);
+  void run_here(const Piece& piece);
   uint32_t stage_slot(const LayerStage& stage, size_t piece) const noexcept;
 
   std::vector<LayerStage*> stages_;

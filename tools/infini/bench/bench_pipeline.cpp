@@ -1,5 +1,6 @@
-// `infini bench --workload pipeline --model F.gguf --device-sets 0/0,0`: the same model on several
-// device sets (each set its own logical devices, the layers split over them), prefill and decode
+// `infini bench --workload pipeline --model F.gguf --device-sets 0/0,0 [--handoffs host,auto]`: the
+// same model on several device sets (each set its own logical devices, the layers split over them;
+// a set of several devices once per hand-off kind asked for), prefill and decode
 // timed in alternation so machine load that drifts hits every set alike. One JSON line per set
 // with its tokens/s and their ratio to the first set's, and one with each device's busy intervals
 // during a prefill (timestamp queries) and how much of the time two or more devices were busy,
@@ -67,13 +68,22 @@ nlohmann::json handoff_json(const model::LlamaRunner& runner, const std::vector<
                    {"device_download_us", p.device_download_s * per},
                    {"submit_and_wake_us", (p.submit_wait_s - p.device_s) * per},
                    {"queued_us", h.queue_s * per},
-                   {"thread_wake_us", h.wake_s * per}});
+                   {"thread_wake_us", h.wake_s * per},
+                   {"submitted_ahead", h.submitted_ahead}});
   }
+  return out;
+}
+
+// The kind each hand-off between neighbouring stages took.
+nlohmann::json handoff_names(const model::LlamaRunner& runner) {
+  nlohmann::json out = nlohmann::json::array();
+  for (model::Handoff h : runner.handoffs()) out.push_back(model::handoff_name(h));
   return out;
 }
 
 struct DeviceSet {
   std::string name;
+  std::string handoff;  // as asked for ("auto", ...); the kinds chosen are the runner's
   std::unique_ptr<Context> context;
   std::unique_ptr<model::LlamaRunner> runner;
   std::vector<double> prefill, decode;
@@ -88,13 +98,20 @@ void bench_pipeline(BenchRun& run) {
 
   std::vector<DeviceSet> sets;
   for (const std::string& list : split_list(o.device_sets, '/')) {
-    DeviceSet s{list, nullptr, nullptr, {}, {}};
-    ModelArgs args;
-    args.devices = split_list(list, ',');
-    s.context = open_context(args);
-    const std::vector<int64_t> split = s.context->layers_per_device(c.layers);
-    s.runner = std::make_unique<model::LlamaRunner>(ContextAccess::devices(*s.context), weights, ro, split);
-    sets.push_back(std::move(s));
+    const std::vector<std::string> names = split_list(list, ',');
+    // One device hands nothing off: it runs once whatever the kinds.
+    const std::vector<std::string> kinds = names.size() > 1 ? o.handoffs : std::vector<std::string>{"auto"};
+    for (const std::string& kind : kinds) {
+      DeviceSet s{list, kind, nullptr, nullptr, {}, {}};
+      ModelArgs args;
+      args.devices = names;
+      s.context = open_context(args);
+      const std::vector<int64_t> split = s.context->layers_per_device(c.layers);
+      model::RunnerOptions options = ro;
+      options.handoff = model::parse_handoff(kind);
+      s.runner = std::make_unique<model::LlamaRunner>(ContextAccess::devices(*s.context), weights, options, split);
+      sets.push_back(std::move(s));
+    }
   }
   if (sets.empty()) throw Error("--device-sets names no devices");
 
@@ -128,6 +145,8 @@ void bench_pipeline(BenchRun& run) {
     nlohmann::json line{{"workload", "pipeline"},
                         {"model", o.model},
                         {"devices", s.name},
+                        {"handoff", s.handoff},
+                        {"handoffs", handoff_names(*s.runner)},
                         {"stages", stages},
                         {"segment", ro.infini.segment},
                         {"prefill_tokens", o.prefill},
@@ -158,7 +177,7 @@ void bench_pipeline(BenchRun& run) {
       const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
       logits = s.runner->forward(std::span<const int32_t>(&next, 1), false);
     }
-    nlohmann::json line{{"workload", "pipeline"}, {"phase", "handoffs"}, {"devices", s.name},
+    nlohmann::json line{{"workload", "pipeline"}, {"phase", "handoffs"}, {"devices", s.name}, {"handoff", s.handoff},
                         {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};
     if (o.decode > 0) {
       line["decode_tokens"] = o.decode;
@@ -191,6 +210,7 @@ void bench_pipeline(BenchRun& run) {
     run.emit({{"workload", "pipeline"},
               {"phase", "timeline"},
               {"devices", s.name},
+              {"handoff", s.handoff},
               {"prefill_tokens", o.prefill},
               {"overlap_fraction", overlap_fraction(timeline)},
               {"stages", devices}});

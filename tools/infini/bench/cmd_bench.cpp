@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "bench.hpp"
+#include "model/handoff.hpp"
 #include "command.hpp"
 #include "split_list.hpp"
 #include "infini/context.hpp"
@@ -153,6 +154,19 @@ const RegisterCommand registration{
           ->check(CLI::Range(int64_t(0), kMaxSegment));
       app.add_option("--device-sets", args->options.device_sets,
                      "pipeline: device sets to compare, separated by '/' (devices in a set by ',')")
+          ->capture_default_str();
+      app.add_option("--handoffs", args->options.handoffs,
+                     "pipeline: comma-separated hand-off kinds to compare on every set of several devices: auto, host, "
+                     "host-memory, device-memory")
+          ->delimiter(',')
+          ->check([](const std::string& v) {
+            try {
+              model::parse_handoff(v);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          })
           ->capture_default_str();
       add_device_options(app, args->devices);
       app.footer("On lavapipe set LP_NUM_THREADS to the number of cores.");
