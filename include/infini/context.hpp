@@ -67,6 +67,11 @@ class Context {
   // device's free memory (the driver's budget where it reports one). Largest remainders, so the
   // counts add up to `layers`; a device may get none. Throws when the shares do not match.
   std::vector<int64_t> layers_per_device(int64_t layers, std::span<const double> shares = {}) const;
+  // How a model's hidden states pass from device `from` to device `to` (indices into devices())
+  // when they are neighbours in the pipeline: "device-memory" (two logical devices of one GPU
+  // share its memory), "host-memory" (both devices map one host buffer), or "host" (the host
+  // copies them from one to the other). INFINI_HANDOFF forces a kind; throws when it cannot be.
+  std::string handoff(size_t from, size_t to) const;
 
  private:
   friend struct ContextAccess;  // the library's own access to the Vulkan devices

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "api/context_access.hpp"
+#include "model/handoff.hpp"
 #include "model/layer_split.hpp"
 #include "vk/device.hpp"
 #include "vk/device_profile.hpp"
@@ -30,6 +31,11 @@ std::string capability_line(const vk::Capabilities& c) {
   s += ", max buffer range " + mib(c.max_storage_buffer_range);
   s += ", max allocation " + mib(c.max_memory_allocation_size);
   s += ", timestamps " + std::string(c.timestamps ? "yes" : "no");
+  // What pipeline hand-offs between this device and another can share (model/handoff.hpp).
+  const std::string shares = std::string(c.external_memory_host ? "host memory" : "") +
+                             (c.external_memory_host && c.external_memory_fd ? " and " : "") +
+                             (c.external_memory_fd ? "memory fds" : "");
+  s += ", shares " + (shares.empty() ? std::string("nothing") : shares);
   for (size_t i = 0; i < c.quirks.size(); ++i) s += (i ? "," : ", quirks ") + c.quirks[i];
   return s;
 }
@@ -154,6 +160,13 @@ uint64_t Context::device_memory_bytes() const { return vk::allocated_bytes(Conte
 uint64_t Context::peak_device_memory_bytes() const { return vk::peak_allocated_bytes(ContextAccess::devices(*this)); }
 
 void Context::reset_peak_device_memory() { vk::reset_peaks(ContextAccess::devices(*this)); }
+
+std::string Context::handoff(size_t from, size_t to) const {
+  const std::vector<vk::Device*> all = ContextAccess::devices(*this);
+  if (from >= all.size() || to >= all.size())
+    throw Error("handoff: device " + std::to_string(std::max(from, to)) + " of " + std::to_string(all.size()));
+  return model::handoff_name(model::choose_handoff(model::Handoff::Auto, *all[from], *all[to]));
+}
 
 std::vector<int64_t> Context::layers_per_device(int64_t layers, std::span<const double> shares) const {
   return model::layers_for_devices(ContextAccess::devices(*this), layers, shares);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """`--devices` end to end (project issue 10): the same model file evaluated on one logical device,
-on the same device named twice, and on three logical devices with an uneven --split gives the
-same logits (normalised MSE at most 1e-7) with memory on over several segments; `infini devices`
-shows the split; bad device lists are one-line errors.
+on the same device named twice (with the hand-off the devices allow, and forced through the host),
+and on three logical devices with an uneven --split gives the same logits (normalised MSE at most
+1e-7) with memory on over several segments; `infini devices` shows the split and the hand-offs;
+bad device lists and hand-off kinds are one-line errors.
 
 Usage: devices_cli.py PATH_TO_INFINI
 """
@@ -28,10 +29,12 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0, "make-model: " + r.stderr)
     tokens = ",".join(str((i * 37 + 11) % 300) for i in range(70))  # four full segments and an open one
     logits = {}
-    for name, extra in [("one", ["--devices", "0"]), ("twice", ["--devices", "0,0"]),
-                        ("three", ["--devices", "0,0,0", "--split", "1,2,1"])]:
-        out = os.path.join(tmp, name + ".npy")
-        r = run(["eval", "-m", model, "--tokens", tokens, "--all-logits", "--logits", out] + extra)
+    host = dict(os.environ, INFINI_HANDOFF="host")
+    for name, extra, env in [("one", ["--devices", "0"], None), ("twice", ["--devices", "0,0"], None),
+                             ("twice through the host", ["--devices", "0,0"], host),
+                             ("three", ["--devices", "0,0,0", "--split", "1,2,1"], None)]:
+        out = os.path.join(tmp, name.replace(" ", "_") + ".npy")
+        r = run_infini(INFINI, ["eval", "-m", model, "--tokens", tokens, "--all-logits", "--logits", out] + extra, env=env)
         check(r.returncode == 0, f"eval {name}: {r.stderr.strip()}")
         if r.returncode == 0:
             logits[name] = np.load(out).astype(np.float64)
@@ -47,6 +50,14 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode == 0:
         stages = [json.loads(line) for line in r.stdout.splitlines()]
         check([s["layers"] for s in stages] == [1, 2, 1], f"devices split {stages}")
+        kinds = [s["handoff_to_next"] for s in stages]
+        check(kinds[-1] == "" and all(k in ("host", "host-memory", "device-memory") for k in kinds[:-1]),
+              f"hand-offs {kinds}")
+    r = run_infini(INFINI, ["devices", "--devices", "0,0"], env=host)
+    check(r.returncode == 0 and "hands off to the next through host" in r.stdout, "devices, hand-off forced: " + r.stdout)
+    r = run_infini(INFINI, ["eval", "-m", model, "--tokens", "1,2", "--devices", "0,0", "--logits", os.path.join(tmp, "p.npy")],
+                   env=dict(os.environ, INFINI_HANDOFF="pcie"))
+    check(is_one_line_error(r) and "pcie" in r.stderr, f"INFINI_HANDOFF=pcie: exit {r.returncode}, stderr {r.stderr!r}")
 
     for bad in (["--devices", "0,99"], ["--devices", "no-such-gpu"], ["--devices", "0,0", "--split", "1"]):
         r = run(["eval", "-m", model, "--tokens", "1,2,3", "--logits", os.path.join(tmp, "x.npy")] + bad)
