@@ -37,7 +37,7 @@ for t in q8_0 q4_k_m; do
   $infini bench --workload bandwidth,model --model "$models/m1b-$t.gguf" --reference-model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
 done
 step "several logical devices on the one card: the pipeline's cost and where each hand-off's time goes"
-$infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --prefill 8192 --decode 32 --repeat 3
+$infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --handoffs host,host-memory,device-memory --prefill 8192 --decode 32 --repeat 3
 if [ -x .peer/run_peer.sh ]; then
   step "peer: llama.cpp Vulkan on the same files"
   .peer/run_peer.sh "$models/m155.gguf" --fa on

@@ -30,7 +30,7 @@ std::optional<vk::SharingKind> sharing_of(Handoff kind) noexcept {
   return std::nullopt;
 }
 
-Handoff choose_handoff(Handoff requested, const vk::Device& producer, const vk::Device& consumer) {
+std::vector<Handoff> handoff_candidates(Handoff requested, const vk::Device& producer, const vk::Device& consumer) {
   if (requested == Handoff::Auto)
     if (const char* env = std::getenv("INFINI_HANDOFF"); env && *env) {
       try {
@@ -40,9 +40,11 @@ Handoff choose_handoff(Handoff requested, const vk::Device& producer, const vk::
       }
     }
   if (requested == Handoff::Auto) {
+    std::vector<Handoff> out;
     for (Handoff k : {Handoff::DeviceMemory, Handoff::HostMemory})
-      if (vk::can_share(*sharing_of(k), producer, consumer)) return k;
-    return Handoff::Host;
+      if (vk::can_share(*sharing_of(k), producer, consumer)) out.push_back(k);
+    out.push_back(Handoff::Host);
+    return out;
   }
   if (const auto sharing = sharing_of(requested)) {
     std::string why;
@@ -50,7 +52,11 @@ Handoff choose_handoff(Handoff requested, const vk::Device& producer, const vk::
       throw Error(std::string("hand-off '") + handoff_name(requested) + "' between '" + producer.caps().name +
                   "' and '" + consumer.caps().name + "' is not possible: " + why);
   }
-  return requested;
+  return {requested};
+}
+
+Handoff choose_handoff(Handoff requested, const vk::Device& producer, const vk::Device& consumer) {
+  return handoff_candidates(requested, producer, consumer).front();
 }
 
 }  // namespace infini::model

@@ -9,6 +9,7 @@
 // forces a kind where the options leave Auto.
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "vk/shared_buffer.hpp"
 
@@ -24,9 +25,12 @@ const char* handoff_name(Handoff kind) noexcept;  // "auto", "host", "host-memor
 // Throws infini::Error naming `name` and the kinds that exist.
 Handoff parse_handoff(std::string_view name);
 
-// The kind used between `producer` and `consumer` (never Auto): `requested`, or for Auto,
-// INFINI_HANDOFF or the best the pair allows. Throws, naming both devices and why, when a
-// forced kind is impossible between them.
+// The kinds to try between `producer` and `consumer`, best first (never Auto): `requested`
+// alone, or for Auto, INFINI_HANDOFF alone or every kind the pair allows, ending with Host (a
+// driver may still fail to share memory it says it can: the caller then tries the next). Throws,
+// naming both devices and why, when a forced kind is impossible between them.
+std::vector<Handoff> handoff_candidates(Handoff requested, const vk::Device& producer, const vk::Device& consumer);
+// The first of them.
 Handoff choose_handoff(Handoff requested, const vk::Device& producer, const vk::Device& consumer);
 
 // The shared memory of a kind; nullopt for Host.

@@ -46,16 +46,32 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
   std::vector<HiddenSlots> slots(used.size());
   for (size_t u = 0; u + 1 < used.size(); ++u) {
     vk::Device &producer = *devices[used[u]], &consumer = *devices[used[u + 1]];
-    const Handoff kind = choose_handoff(options.handoff, producer, consumer);
-    handoffs_.push_back(kind);
-    if (const auto sharing = sharing_of(kind))
-      for (size_t k = 0; k < in_flight; ++k) {
-        const uint64_t bytes = uint64_t(options_.max_piece) * uint64_t(config_.embd) * 4;
-        shared_.push_back(std::make_unique<vk::SharedBuffer>(producer, consumer, bytes, *sharing,
-                                                             "hidden hand-off " + std::to_string(k)));
-        slots[u].out.push_back(&shared_.back()->producer_side());
-        slots[u + 1].in.push_back(&shared_.back()->consumer_side());
+    const std::vector<Handoff> candidates = handoff_candidates(options.handoff, producer, consumer);
+    for (Handoff kind : candidates) {
+      const auto sharing = sharing_of(kind);
+      if (!sharing) {
+        handoffs_.push_back(kind);
+        break;
       }
+      const size_t kept = shared_.size();
+      try {
+        for (size_t k = 0; k < in_flight; ++k) {
+          const uint64_t bytes = uint64_t(options_.max_piece) * uint64_t(config_.embd) * 4;
+          shared_.push_back(std::make_unique<vk::SharedBuffer>(producer, consumer, bytes, *sharing,
+                                                               "hidden hand-off " + std::to_string(k)));
+        }
+      } catch (const Error&) {
+        shared_.resize(kept);  // the driver would not share after all: the next kind, or the error if forced
+        if (kind == candidates.back()) throw;
+        continue;
+      }
+      for (size_t k = kept; k < shared_.size(); ++k) {
+        slots[u].out.push_back(&shared_[k]->producer_side());
+        slots[u + 1].in.push_back(&shared_[k]->consumer_side());
+      }
+      handoffs_.push_back(kind);
+      break;
+    }
   }
   int64_t first = 0;
   for (size_t u = 0; u < used.size(); ++u) {
