@@ -325,10 +325,10 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
   using Clock = std::chrono::steady_clock;
   const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   if (pending_.empty()) throw Error("model: no piece in flight to finish");
-  const Pending p = pending_.front();
-  pending_.pop_front();
   if (hidden_out && (has_head() || sends_shared()))
     throw Error("model: this stage passes on no hidden states through the host");
+  const Pending p = pending_.front();
+  pending_.pop_front();
   const auto t_wait = Clock::now();
   p.stream->wait();
   const auto t_done = Clock::now();
