@@ -134,9 +134,11 @@ class LayerStage {
               uint32_t slot = 0);
   void finish(std::vector<float>* hidden_out);
   bool can_submit_ahead() const noexcept;
-  size_t pieces_in_flight() const noexcept { return pending_.size(); }
+  // The shared slot of the i-th piece of a pipeline run (0 without shared slots).
+  uint32_t slot_for(size_t piece) const noexcept { return uint32_t(piece % slot_count()); }
   bool receives_shared() const noexcept { return !slots_.in.empty(); }
   bool sends_shared() const noexcept { return !slots_.out.empty(); }
+  size_t slot_count() const noexcept;  // at least 1
   // The head stage: the logits of the last token of the last piece run with logits rows (those
   // stay on the device when only a ranking was read back). Throws when there are none.
   std::vector<float> last_logits() const;
@@ -167,7 +169,6 @@ class LayerStage {
     double record_s, host_in_s, before_submit_s, submit_s;
     std::chrono::steady_clock::time_point submitted;
   };
-  size_t slot_count() const noexcept;
   void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot);
   void record_hidden_in(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
   void record_hidden_out(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);

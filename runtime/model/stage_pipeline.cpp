@@ -61,10 +61,6 @@ std::vector<HandoffProfile> StagePipeline::handoffs() const {
   return handoffs_;
 }
 
-uint32_t StagePipeline::stage_slot(const LayerStage& stage, size_t piece) const noexcept {
-  return stage.receives_shared() || stage.sends_shared() ? uint32_t(piece % in_flight_) : 0;
-}
-
 void StagePipeline::worker(size_t s) {
   LayerStage& stage = *stages_[s];
   const bool last = s + 1 == stages_.size();
@@ -92,7 +88,9 @@ void StagePipeline::worker(size_t s) {
       lock.unlock();
       std::string failed;
       try {
-        stage.submit(piece.tokens, work.hidden, last ? piece.head : HeadOutput{}, stage_slot(stage, work.piece));
+        // The stage has one shared slot per piece in flight: the piece that used this slot before
+        // has left the pipeline.
+        stage.submit(piece.tokens, work.hidden, last ? piece.head : HeadOutput{}, stage.slot_for(work.piece));
       } catch (const std::exception& e) {
         failed = "device " + stage.describe() + ": " + e.what();
       }

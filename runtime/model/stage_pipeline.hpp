@@ -65,7 +65,6 @@ class StagePipeline {
   };
   void worker(size_t stage);
   void run_here(const Piece& piece);
-  uint32_t stage_slot(const LayerStage& stage, size_t piece) const noexcept;
 
   std::vector<LayerStage*> stages_;
   size_t in_flight_;

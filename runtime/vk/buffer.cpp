@@ -16,19 +16,20 @@ uint64_t align_up(uint64_t v, uint64_t a) { return a ? (v + a - 1) / a * a : v; 
 
 }  // namespace
 
+uint64_t buffer_size_for(uint64_t bytes) noexcept { return std::max<uint64_t>(align_up(bytes, 4), 16); }
+
 Buffer::Buffer(Device& device, uint64_t bytes, MemoryUse use, std::string label)
     : device_(&device), label_(std::move(label)), size_(bytes) {
   const Capabilities& caps = device.caps();
   const std::string what = label_.empty() ? "buffer" : "buffer '" + label_ + "'";
-  // Vulkan forbids empty buffers; f16 kernels read whole 32-bit words.
-  const uint64_t buffer_size = std::max<uint64_t>(align_up(bytes, 4), 16);
+  const uint64_t buffer_size = buffer_size_for(bytes);
   if (caps.max_memory_allocation_size && buffer_size > caps.max_memory_allocation_size)
     throw Error(what + " of " + bytes_text(bytes) + " exceeds the device's maxMemoryAllocationSize of " +
                 bytes_text(caps.max_memory_allocation_size) + " on '" + caps.name + "'");
 
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = buffer_size;
-  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.usage = kBufferUsage;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer raw = VK_NULL_HANDLE;
   INFINI_VK_CHECK(vkCreateBuffer(device.handle(), &info, nullptr, &raw));

@@ -16,6 +16,12 @@ class Device;
 
 enum class MemoryUse { DeviceLocal, Upload, Readback };
 
+// What every infini buffer is for: kernels' storage, and the source and destination of copies.
+inline constexpr VkBufferUsageFlags kBufferUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+// The VkBuffer size that holds `bytes`: Vulkan forbids empty buffers; f16 kernels read whole 32-bit words.
+uint64_t buffer_size_for(uint64_t bytes) noexcept;
+
 class Buffer {
  public:
   // Throws infini::Error naming the device limit when `bytes` exceeds maxMemoryAllocationSize or

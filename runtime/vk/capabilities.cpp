@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "vk/buffer.hpp"
 #include "vk/device_quirks.hpp"
 
 namespace infini::vk {
@@ -97,7 +98,7 @@ namespace {
 bool external_buffers(VkPhysicalDevice device, VkExternalMemoryHandleTypeFlagBits type,
                       VkExternalMemoryFeatureFlags features) {
   VkPhysicalDeviceExternalBufferInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO};
-  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.usage = kBufferUsage;
   info.handleType = type;
   VkExternalBufferProperties props{VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
   vkGetPhysicalDeviceExternalBufferProperties(device, &info, &props);

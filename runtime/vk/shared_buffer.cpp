@@ -18,9 +18,6 @@
 namespace infini::vk {
 namespace {
 
-constexpr VkBufferUsageFlags kUsage =
-    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 template <typename Fn>
@@ -38,7 +35,7 @@ Owned<VkBuffer> external_buffer(const Device& d, uint64_t bytes, VkExternalMemor
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.pNext = &external;
   info.size = bytes;
-  info.usage = kUsage;
+  info.usage = kBufferUsage;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer raw = VK_NULL_HANDLE;
   INFINI_VK_CHECK(vkCreateBuffer(d.handle(), &info, nullptr, &raw));
@@ -66,12 +63,6 @@ const char* sharing_kind_name(SharingKind kind) noexcept {
   return kind == SharingKind::HostMemory ? "host-memory" : "device-memory";
 }
 
-std::optional<SharingKind> parse_sharing_kind(std::string_view name) noexcept {
-  if (name == "host-memory") return SharingKind::HostMemory;
-  if (name == "device-memory") return SharingKind::DeviceMemory;
-  return std::nullopt;
-}
-
 bool can_share(SharingKind kind, const Device& producer, const Device& consumer, std::string* why) {
   const Capabilities &p = producer.caps(), &c = consumer.caps();
   auto no = [&](std::string reason) {
@@ -94,10 +85,10 @@ bool can_share(SharingKind kind, const Device& producer, const Device& consumer,
 
 SharedBuffer::SharedBuffer(Device& producer, Device& consumer, uint64_t bytes, SharingKind kind,
                            const std::string& label)
-    : kind_(kind), host_(nullptr, std::free) {
+    : host_(nullptr, std::free) {
   if (std::string why; !can_share(kind, producer, consumer, &why))
     throw Error("shared memory (" + std::string(sharing_kind_name(kind)) + "): " + why);
-  const uint64_t size = std::max<uint64_t>(align_up(bytes, 4), 16);
+  const uint64_t size = buffer_size_for(bytes);
   VkMemoryRequirements req_p{}, req_c{};
 
   if (kind == SharingKind::HostMemory) {

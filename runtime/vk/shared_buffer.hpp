@@ -13,9 +13,7 @@
 // first read.
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
 
 #include "vk/buffer.hpp"
 
@@ -25,7 +23,6 @@ class Device;
 
 enum class SharingKind { HostMemory, DeviceMemory };
 const char* sharing_kind_name(SharingKind kind) noexcept;  // "host-memory", "device-memory"
-std::optional<SharingKind> parse_sharing_kind(std::string_view name) noexcept;
 
 // Whether memory of this kind can be shared from `producer` to `consumer`; when not, why (one
 // phrase naming the missing extension or the mismatch).
@@ -39,12 +36,10 @@ class SharedBuffer {
   SharedBuffer(const SharedBuffer&) = delete;
   SharedBuffer& operator=(const SharedBuffer&) = delete;
 
-  SharingKind kind() const noexcept { return kind_; }
   const Buffer& producer_side() const noexcept { return *producer_; }
   const Buffer& consumer_side() const noexcept { return *consumer_; }
 
  private:
-  SharingKind kind_;
   std::unique_ptr<void, void (*)(void*)> host_;  // HostMemory: outlives both buffers
   std::unique_ptr<Buffer> producer_, consumer_;
 };
