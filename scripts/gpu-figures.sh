@@ -4,7 +4,7 @@
 # this repository's Release build in ./build. Prints JSON lines (infini bench) and the peer's
 # table when .peer/run_peer.sh exists (llama.cpp's Vulkan backend on the same models and card).
 #   scripts/gpu-figures.sh [quick]     # quick: skips the 1M-token stream and the GPU tests
-# Takes about 8 minutes on an H100 (quick: 5).
+# Takes about 9 minutes on an H100 (quick: 6).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 infini=./build/infini
@@ -16,6 +16,12 @@ $infini devices
 step models
 $infini make-model --out "$models/m155.gguf" --vocab 32000 --embd 1024 --layers 8 --heads 16 --kv-heads 4 --ffn 2816 --dtype f16
 $infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
+
+step "matrix units: the coopmat kernel against the float64 reference first (it had never run on them before)"
+./build/infini_tests "[matmul]"
+step "prefill-shaped matmuls: coopmat (matrix units) against the tiled kernel, and the f32 FMA peak"
+$infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16,f32-f16 --matmul-kernel tiled,coopmat --repeat 10
+$infini bench --workload matmul --m 512 --n 5632 --k 2048 --dtype f32-f16,f32-q4_k --matmul-kernel tiled,coopmat --repeat 10
 
 step "one-row matmuls (decode): auto (the matrix-vector kernel) against the tiled GEMM"
 for shape in "--n 5632 --k 2048" "--n 2048 --k 5632" "--n 32000 --k 2048"; do

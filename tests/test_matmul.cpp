@@ -1,68 +1,11 @@
 // Every matmul kernel against the float64 reference, on shapes that are not tile multiples, with
 // guard regions and row gaps around the output that must come back untouched.
-#include <cstring>
-
 #include "gpu_fixture.hpp"
-#include "ops/host_tensor.hpp"
-#include "ops/matmul.hpp"
-#include "reference/matmul_reference.hpp"
-#include "util/nmse.hpp"
+#include "matmul_check.hpp"
 #include "vk/device_profile.hpp"
-#include "vk/transfer.hpp"
 
 namespace infini::test {
 namespace {
-
-constexpr uint32_t kSentinel = 0x7fc0dead;  // a NaN no kernel computes
-constexpr uint32_t kGuard = 67;             // elements before and after the output
-constexpr uint32_t kRowGap = 5;             // ldc = n + kRowGap
-
-struct Result {
-  double nmse;
-  size_t guard_violations;
-};
-
-Result run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles, uint32_t seed,
-                  ops::MatmulKernel kernel = ops::MatmulKernel::Tiled) {
-  vk::Device& dev = device();
-  const auto a = random_floats(size_t(m) * k, seed);
-  const auto b = random_floats(size_t(n) * k, seed + 1);
-  vk::Buffer da = ops::upload_tensor(dev, a, ta, "A");
-  vk::Buffer db = ops::upload_tensor(dev, b, tb, "B");
-
-  const uint32_t ldc = n + kRowGap;
-  const size_t c_elems = kGuard + size_t(m) * ldc + kGuard;
-  std::vector<uint32_t> init(c_elems, kSentinel);
-  vk::Buffer dc(dev, c_elems * 4, vk::MemoryUse::DeviceLocal, "C");
-  vk::upload(dc, std::span<const uint32_t>(init));
-
-  ops::Matmul matmul(dev, ta, tb, tiles, kernel);
-  vk::CommandStream stream(dev);
-  stream.begin();
-  ops::MatmulArgs args{m, n, k, vk::BufferRange::whole(da), vk::BufferRange::whole(db), vk::BufferRange::whole(dc)};
-  args.ldc = ldc;
-  args.c_offset = kGuard;
-  matmul.record(stream, args);
-  stream.end();
-  stream.submit_and_wait();
-
-  std::vector<uint32_t> raw(c_elems);
-  vk::download(dc, std::span<uint32_t>(raw));
-  std::vector<float> got;
-  size_t violations = 0;
-  for (size_t i = 0; i < c_elems; ++i) {
-    const bool inside = i >= kGuard && i < kGuard + size_t(m) * ldc && (i - kGuard) % ldc < n;
-    if (inside) {
-      float f;
-      std::memcpy(&f, &raw[i], 4);
-      got.push_back(f);
-    } else if (raw[i] != kSentinel) {
-      ++violations;
-    }
-  }
-  const auto want = ops::matmul_reference(ops::as_stored(a, ta), ops::as_stored(b, tb), m, n, k);
-  return {nmse(std::span<const float>(got), std::span<const double>(want)), violations};
-}
 
 struct Shape {
   uint32_t m, n, k;
@@ -74,7 +17,7 @@ TEST_CASE_METHOD(GpuTest, "matmul matches the float64 reference with the guard r
                                  std::pair{ElementType::F16, ElementType::F16});
   for (const Shape& s : kShapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb));
-    const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 7 + s.k);
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 7 + s.k);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
@@ -87,7 +30,7 @@ TEST_CASE_METHOD(GpuTest, "register-blocked matmul matches the float64 reference
   constexpr Shape shapes[] = {{1, 1, 4}, {1, 37, 128}, {17, 33, 64}, {127, 255, 512}, {9, 70, 12}, {5, 9, 13}};
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb));
-    const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 3 + s.k, ops::MatmulKernel::Registers);
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 3 + s.k, ops::MatmulKernel::Registers);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
@@ -108,7 +51,7 @@ TEST_CASE_METHOD(GpuTest, "lanes matmul matches the float64 reference", "[gpu][m
                               {40, 65, 1032}, {64, 64, 72}, {5, 9, 16}, {20, 9, 13}};
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb));
-    const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 5 + s.k, ops::MatmulKernel::Lanes);
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 5 + s.k, ops::MatmulKernel::Lanes);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
@@ -127,7 +70,7 @@ TEST_CASE_METHOD(GpuTest, "matrix-vector matmul matches the float64 reference fo
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb) << " "
               << ops::matmul_kernel_name(kernel));
-    const Result r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 11 + s.k, kernel);
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 11 + s.k, kernel);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
@@ -145,7 +88,7 @@ TEST_CASE_METHOD(GpuTest, "quantized weights: every matmul kernel matches the fl
                               {40, 65, 1056}, {127, 255, 512}, {8, 129, 1568}, {9, 40, 64}};
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb));
-    const Result r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 13 + s.k, kernel);
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 13 + s.k, kernel);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
@@ -172,7 +115,7 @@ TEST_CASE_METHOD(GpuTest, "K-format weights: every matmul kernel matches the flo
                               {40, 65, 1280}, {127, 129, 512}, {8, 31, 1536}, {9, 40, 256}};
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb));
-    const Result r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 17 + s.k, kernel);
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 17 + s.k, kernel);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
@@ -199,12 +142,12 @@ TEST_CASE_METHOD(GpuTest, "tiled-half matmul (f16 products, f32 sums) matches th
   const ElementType ta = GENERATE(ElementType::F32, ElementType::F16);
   for (const Shape& s : kShapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta));
-    const Result r = run_matmul(s.m, s.n, s.k, ta, ElementType::F16, {}, s.n * 3 + s.k, ops::MatmulKernel::TiledHalf);
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ta, ElementType::F16, {}, s.n * 3 + s.k, ops::MatmulKernel::TiledHalf);
     CHECK(r.nmse <= 2e-6);
     CHECK(r.guard_violations == 0);
   }
   // Odd K leaves a lone last k in its pair; odd tiles' BK must be even.
-  const Result odd = run_matmul(37, 41, 33, ElementType::F32, ElementType::F16, {32, 32, 8, 4, 4}, 5, ops::MatmulKernel::TiledHalf);
+  const MatmulResult odd = run_matmul(37, 41, 33, ElementType::F32, ElementType::F16, {32, 32, 8, 4, 4}, 5, ops::MatmulKernel::TiledHalf);
   CHECK(odd.nmse <= 2e-6);
   CHECK(odd.guard_violations == 0);
   CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16, {32, 32, 7, 4, 4}, ops::MatmulKernel::TiledHalf),
@@ -228,7 +171,7 @@ TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gp
                       Catch::Contains("exceed maxComputeWorkGroupInvocations"));
     return;
   }
-  const Result r = run_matmul(127, 255, 129, ElementType::F32, ElementType::F16, tiles, 99);
+  const MatmulResult r = run_matmul(127, 255, 129, ElementType::F32, ElementType::F16, tiles, 99);
   CHECK(r.nmse <= 1e-9);
   CHECK(r.guard_violations == 0);
 }

@@ -469,7 +469,7 @@ TEST_CASE("The README's model example runs", "[api][gpu]") {
 
 TEST_CASE("selfcheck passes on the device for every storage pair, quantized ones included", "[api][gpu]") {
   const std::vector<SelfcheckResult> results = selfcheck(context());
-  REQUIRE(results.size() == 18);
+  REQUIRE(results.size() == 21);
   std::set<std::string> pairs;
   for (const SelfcheckResult& r : results) {
     INFO(r.name << ": max error " << r.max_error);

@@ -14,6 +14,18 @@ namespace {
 
 std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
+// "NV [16x16x16 f16>f32, ...]": the fragment shapes infini can use (A and B types > D type).
+std::string matrix_units(const vk::Capabilities& c) {
+  if (!c.cooperative_matrix_nv) return c.cooperative_matrix_khr ? "KHR (not used yet)" : "no";
+  std::string s = "NV [";
+  for (size_t i = 0; i < c.matrix_shapes.size(); ++i) {
+    const vk::MatrixShape& m = c.matrix_shapes[i];
+    s += (i ? ", " : "") + std::to_string(m.m) + "x" + std::to_string(m.n) + "x" + std::to_string(m.k) + " " + m.a +
+         (m.b == m.a ? "" : "*" + m.b) + ">" + m.d;
+  }
+  return s + "]";
+}
+
 std::string capability_line(const vk::Capabilities& c) {
   if (!c.usable) return "unusable: " + c.unusable_reason;
   std::string s = "memory " + mib(c.device_local_bytes) + (c.unified_memory ? " unified" : "");
@@ -25,7 +37,7 @@ std::string capability_line(const vk::Capabilities& c) {
   s += ", 16-bit storage " + std::string(c.storage_buffer_16bit ? "yes" : "no");
   s += ", int8 " + std::string(c.shader_int8 ? "yes" : "no");
   s += ", int dot " + std::string(c.integer_dot_product ? "yes" : "no");
-  s += ", coopmat " + std::string(c.cooperative_matrix_khr ? "KHR" : c.cooperative_matrix_nv ? "NV" : "no");
+  s += ", coopmat " + matrix_units(c);
   s += ", shared " + std::to_string(c.max_shared_memory_bytes / 1024) + " KiB";
   s += ", workgroup " + std::to_string(c.max_workgroup_invocations);
   s += ", max buffer range " + mib(c.max_storage_buffer_range);

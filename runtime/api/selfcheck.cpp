@@ -103,7 +103,10 @@ std::vector<SelfcheckResult> selfcheck(Context& context) {
                               {1, 77, 128, F32, Q8_0},   {17, 33, 96, F32, Q8_0},   {127, 255, 512, F32, Q8_0},
                               {1, 77, 128, F32, Q4_0},   {17, 33, 96, F32, Q4_0},   {127, 255, 512, F32, Q4_0},
                               {1, 77, 256, F32, Q4_K},   {17, 33, 768, F32, Q4_K},  {1, 77, 256, F32, Q5_K},
-                              {17, 33, 768, F32, Q5_K},  {1, 77, 256, F32, Q6_K},   {17, 33, 768, F32, Q6_K}};
+                              {17, 33, 768, F32, Q5_K},  {1, 77, 256, F32, Q6_K},   {17, 33, 768, F32, Q6_K},
+                              // K a multiple of 8: matrix units where the device has them (f16 holds
+                              // these integers exactly)
+                              {130, 129, 136, F32, F16}, {33, 257, 512, F16, F16}, {130, 70, 512, F32, Q4_K}};
   std::mt19937 rng(1234);
   std::vector<SelfcheckResult> results;
   for (const MatmulCase& c : cases) results.push_back(check_matmul(device, c, rng));

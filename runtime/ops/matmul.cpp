@@ -23,6 +23,20 @@
 #include "spirv/matmul_regs_a32_bq8.h"
 #include "spirv/matvec_a16_b16.h"
 #include "spirv/matvec_a16_b16_shared.h"
+#include "spirv/matmul_coopmat_a16_b16.h"
+#include "spirv/matmul_coopmat_a16_b16_emulated.h"
+#include "spirv/matmul_coopmat_a32_b16.h"
+#include "spirv/matmul_coopmat_a32_b16_emulated.h"
+#include "spirv/matmul_coopmat_a32_bq4.h"
+#include "spirv/matmul_coopmat_a32_bq4_emulated.h"
+#include "spirv/matmul_coopmat_a32_bq4k.h"
+#include "spirv/matmul_coopmat_a32_bq4k_emulated.h"
+#include "spirv/matmul_coopmat_a32_bq5k.h"
+#include "spirv/matmul_coopmat_a32_bq5k_emulated.h"
+#include "spirv/matmul_coopmat_a32_bq6k.h"
+#include "spirv/matmul_coopmat_a32_bq6k_emulated.h"
+#include "spirv/matmul_coopmat_a32_bq8.h"
+#include "spirv/matmul_coopmat_a32_bq8_emulated.h"
 #include "spirv/matvec_a32_b16.h"
 #include "spirv/matvec_a32_b16_shared.h"
 #include "spirv/matvec_a32_b32.h"
@@ -118,6 +132,43 @@ constexpr Variant kLanes[] = {{F32, F32, "matmul_lanes_a32_b32", matmul_lanes_a3
                               {F32, Q4_K, "matmul_lanes_a32_bq4k", matmul_lanes_a32_bq4k},
                               {F32, Q5_K, "matmul_lanes_a32_bq5k", matmul_lanes_a32_bq5k},
                               {F32, Q6_K, "matmul_lanes_a32_bq6k", matmul_lanes_a32_bq6k}};
+// matmul_coopmat.comp on matrix units, and the same tiling with emulated fragments (tests). f16
+// and block-format weights only: f32 weights would lose precision in f16.
+constexpr Variant kMatrix[] = {{F32, F16, "matmul_coopmat_a32_b16", matmul_coopmat_a32_b16},
+                               {F16, F16, "matmul_coopmat_a16_b16", matmul_coopmat_a16_b16},
+                               {F32, Q8_0, "matmul_coopmat_a32_bq8", matmul_coopmat_a32_bq8},
+                               {F32, Q4_0, "matmul_coopmat_a32_bq4", matmul_coopmat_a32_bq4},
+                               {F32, Q4_K, "matmul_coopmat_a32_bq4k", matmul_coopmat_a32_bq4k},
+                               {F32, Q5_K, "matmul_coopmat_a32_bq5k", matmul_coopmat_a32_bq5k},
+                               {F32, Q6_K, "matmul_coopmat_a32_bq6k", matmul_coopmat_a32_bq6k}};
+constexpr Variant kMatrixEmulated[] = {
+    {F32, F16, "matmul_coopmat_a32_b16_emulated", matmul_coopmat_a32_b16_emulated},
+    {F16, F16, "matmul_coopmat_a16_b16_emulated", matmul_coopmat_a16_b16_emulated},
+    {F32, Q8_0, "matmul_coopmat_a32_bq8_emulated", matmul_coopmat_a32_bq8_emulated},
+    {F32, Q4_0, "matmul_coopmat_a32_bq4_emulated", matmul_coopmat_a32_bq4_emulated},
+    {F32, Q4_K, "matmul_coopmat_a32_bq4k_emulated", matmul_coopmat_a32_bq4k_emulated},
+    {F32, Q5_K, "matmul_coopmat_a32_bq5k_emulated", matmul_coopmat_a32_bq5k_emulated},
+    {F32, Q6_K, "matmul_coopmat_a32_bq6k_emulated", matmul_coopmat_a32_bq6k_emulated}};
+
+// Cooperative-matrix loads and stores need 16-byte alignment, which the kernel derives from element
+// offsets; the ranges must start on 16 bytes for that to hold in memory.
+bool matrix_ranges_aligned(const MatmulArgs& args) {
+  return args.a.offset % 16 == 0 && args.b.offset % 16 == 0 && args.c.offset % 16 == 0;
+}
+
+bool has_variant(KernelFamily family, ElementType a, ElementType b) {
+  for (const Variant& v : family)
+    if (v.a == a && v.b == b) return true;
+  return false;
+}
+
+// matmul_coopmat.comp: 2 x 2 warps of 32 lanes, each 4 x 4 fragments of 16 x 16, so 128 x 128 of C
+// per workgroup, 32 values of k per step (about 25 KiB of shared memory). A common starting point
+// for 16x16x16 f16 fragments; not yet tuned on a GPU.
+constexpr uint32_t kMatrixWarpsM = 2, kMatrixWarpsN = 2, kMatrixFragsM = 4, kMatrixFragsN = 4, kMatrixBK = 32;
+constexpr uint32_t kMatrixLanes = 32, kMatrixFragment = 16;
+constexpr uint32_t kMatrixBM = kMatrixWarpsM * kMatrixFragsM * kMatrixFragment;
+constexpr uint32_t kMatrixBN = kMatrixWarpsN * kMatrixFragsN * kMatrixFragment;
 
 // matmul_lanes.comp: rows of C per workgroup (A rows shared by its lanes) and columns per lane.
 // 32 x 8 was the fastest of 8x4 .. 32x8 and 16x16 on llvmpipe (512 rows, K 1024 and 2816: 1.6-1.9x
@@ -163,7 +214,8 @@ namespace {
 constexpr std::pair<MatmulKernel, std::string_view> kKernelNames[] = {
     {MatmulKernel::Auto, "auto"}, {MatmulKernel::Tiled, "tiled"}, {MatmulKernel::TiledHalf, "tiled-half"},
     {MatmulKernel::Registers, "registers"},
-    {MatmulKernel::Lanes, "lanes"}, {MatmulKernel::Vector, "vector"}, {MatmulKernel::VectorShared, "vector-shared"}};
+    {MatmulKernel::Lanes, "lanes"}, {MatmulKernel::Vector, "vector"}, {MatmulKernel::VectorShared, "vector-shared"},
+    {MatmulKernel::Matrix, "coopmat"}, {MatmulKernel::MatrixEmulated, "coopmat-emulated"}};
 }  // namespace
 
 std::string_view matmul_kernel_name(MatmulKernel kernel) {
@@ -184,6 +236,15 @@ bool supports_lanes_matmul(const vk::Capabilities& caps) {
          caps.max_subgroup_size == kLanesWidth;
 }
 
+bool supports_matrix_matmul(const vk::Capabilities& caps) {
+  return caps.cooperative_matrix_nv && caps.has_matrix_shape({16, 16, 16, "f16", "f16", "f32", "f32"}) &&
+         caps.vulkan_memory_model && caps.shader_float16 && caps.subgroups_in_compute &&
+         (caps.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) && caps.min_subgroup_size == kMatrixLanes &&
+         caps.max_subgroup_size == kMatrixLanes;
+}
+
+bool matrix_matmul_types(ElementType a, ElementType b) { return has_variant(kMatrix, a, b); }
+
 MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
   // 64x64 tiles of 4x4 per invocation: 256 invocations and 8 KiB of shared memory fit every
   // Vulkan 1.2 device that reports the minimum limits (256 invocations is not guaranteed, so
@@ -203,7 +264,23 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
                 "' does not have");
   if (kernel == MatmulKernel::Lanes && !supports_lanes_matmul(device.caps()))
     throw Error("matmul: the lanes kernel needs 8-lane subgroups with shuffle operations in compute shaders");
+  if (kernel == MatmulKernel::Matrix && !supports_matrix_matmul(device.caps()))
+    throw Error("matmul: the coopmat kernel needs cooperative matrices (VK_NV_cooperative_matrix, 16x16x16 f16 with f32 "
+                "sums, 32-lane subgroups), which '" + device.caps().name + "' does not have");
+  if (kernel == MatmulKernel::MatrixEmulated && !device.caps().shader_float16)
+    throw Error("matmul: the coopmat-emulated kernel needs f16 arithmetic (shaderFloat16), which '" + device.caps().name +
+                "' does not have");
   kernel_ = kernel;
+  // Matrix units where the device has them: asked for, or Auto on such a GPU for the types they take.
+  const bool matrix = kernel == MatmulKernel::Matrix || kernel == MatmulKernel::MatrixEmulated ||
+                      (requested_auto && kernel == MatmulKernel::Tiled && supports_matrix_matmul(device.caps()) &&
+                       matrix_matmul_types(a, b));
+  if (matrix) {
+    const bool emulated = kernel == MatmulKernel::MatrixEmulated;
+    const uint32_t spec[] = {kMatrixWarpsM * kMatrixWarpsN * kMatrixLanes, kMatrixWarpsM, kMatrixWarpsN,
+                             kMatrixFragsM, kMatrixFragsN, kMatrixBK};
+    matrix_ = &device.pipelines().get(kernel_for(emulated ? KernelFamily(kMatrixEmulated) : KernelFamily(kMatrix), a, b), spec);
+  }
   // GPUs (Auto) take the matrix-vector kernel for calls of at most kMaxVectorRows rows.
   const bool vector = kernel == MatmulKernel::Vector || kernel == MatmulKernel::VectorShared ||
                       (kernel == MatmulKernel::Tiled && requested_auto);
@@ -245,6 +322,35 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
   pipeline_ = &device.pipelines().get(kernel_for(half ? KernelFamily(kTiledHalf) : KernelFamily(kTiled), a, b), spec);
 }
 
+Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
+  const uint32_t lda = args.lda ? args.lda : args.k;
+  const uint32_t ldb = args.ldb ? args.ldb : args.k;
+  // The CPU kernels read A and B in vectors of 4 (registers) or 8 (lanes) values, matrix-unit
+  // tiles 8 at a time.
+  const auto aligned = [&](uint32_t n) {
+    return args.k % n == 0 && lda % n == 0 && ldb % n == 0 && args.a_offset % n == 0 && args.b_offset % n == 0;
+  };
+  const auto ceil_div = [](uint32_t x, uint32_t y) { return (x + y - 1) / y; };
+  const MatmulKernel tiled = kernel_ == MatmulKernel::TiledHalf ? MatmulKernel::TiledHalf : MatmulKernel::Tiled;
+  if (vector_[0] && aligned(4) && args.m <= kMaxVectorRows)
+    return {vector_[args.m - 1], {ceil_div(args.n, kVectorCols), 1, 1},
+            kernel_ == MatmulKernel::VectorShared ? MatmulKernel::VectorShared : MatmulKernel::Vector};
+  if (matrix_ && aligned(8) && matrix_ranges_aligned(args))
+    return {matrix_, {ceil_div(args.n, kMatrixBN), ceil_div(args.m, kMatrixBM), 1},
+            kernel_ == MatmulKernel::MatrixEmulated ? MatmulKernel::MatrixEmulated : MatmulKernel::Matrix};
+  if (kernel_ == MatmulKernel::Lanes && aligned(8) && args.m >= kLanesMinRows)
+    return {lanes_, {ceil_div(args.n, kLanesWidth * kLanesCols), ceil_div(args.m, kLanesRows), 1}, MatmulKernel::Lanes};
+  if ((kernel_ == MatmulKernel::Registers || kernel_ == MatmulKernel::Lanes) && aligned(4)) {
+    const bool one_row = args.m == 1;
+    const uint32_t tm = one_row ? 1 : kRegsRows, tn = one_row ? kRegsRowCols : kRegsCols;
+    return {one_row ? regs_row_ : regs_block_, {ceil_div(ceil_div(args.n, tn), kRegsLanes), ceil_div(args.m, tm), 1},
+            MatmulKernel::Registers};
+  }
+  return {pipeline_, {ceil_div(args.n, tiles_.bn), ceil_div(args.m, tiles_.bm), 1}, tiled};
+}
+
+MatmulKernel Matmul::kernel_for_call(const MatmulArgs& args) const { return plan(args).kernel; }
+
 void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   const uint32_t lda = args.lda ? args.lda : args.k;
   const uint32_t ldb = args.ldb ? args.ldb : args.k;
@@ -254,27 +360,9 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   check_operand("C", args.c, args.m, args.n, ldc, args.c_offset, ElementType::F32);
   if (args.m == 0 || args.n == 0) return;
   const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset};
-  // The CPU kernels read A and B in vectors of 4 (registers) or 8 (lanes) values.
-  const auto aligned = [&](uint32_t n) {
-    return args.k % n == 0 && lda % n == 0 && ldb % n == 0 && args.a_offset % n == 0 && args.b_offset % n == 0;
-  };
-  const auto ceil_div = [](uint32_t x, uint32_t y) { return (x + y - 1) / y; };
-  const vk::Pipeline* pipeline = pipeline_;
-  std::array<uint32_t, 3> groups{ceil_div(args.n, tiles_.bn), ceil_div(args.m, tiles_.bm), 1};
-  if (vector_[0] && aligned(4) && args.m <= kMaxVectorRows) {
-    pipeline = vector_[args.m - 1];
-    groups = {ceil_div(args.n, kVectorCols), 1, 1};
-  } else if (kernel_ == MatmulKernel::Lanes && aligned(8) && args.m >= kLanesMinRows) {
-    pipeline = lanes_;
-    groups = {ceil_div(args.n, kLanesWidth * kLanesCols), ceil_div(args.m, kLanesRows), 1};
-  } else if ((kernel_ == MatmulKernel::Registers || kernel_ == MatmulKernel::Lanes) && aligned(4)) {
-    const bool one_row = args.m == 1;
-    const uint32_t tm = one_row ? 1 : kRegsRows, tn = one_row ? kRegsRowCols : kRegsCols;
-    pipeline = one_row ? regs_row_ : regs_block_;
-    groups = {ceil_div(ceil_div(args.n, tn), kRegsLanes), ceil_div(args.m, tm), 1};
-  }
-  stream.dispatch(*pipeline, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}},
-                  push, groups);
+  const Plan p = plan(args);
+  stream.dispatch(*p.pipeline, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}},
+                  push, p.groups);
 }
 
 }  // namespace infini::ops

@@ -40,7 +40,13 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
 // a few rows and Tiled for more.
 // TiledHalf: the tiled kernel with f16 arithmetic (f32 sums) for f16 weights, on devices with
 // shaderFloat16; chosen only when asked for until GPU measurements say where it wins.
-enum class MatmulKernel { Auto, Tiled, TiledHalf, Registers, Lanes, Vector, VectorShared };
+// Matrix ("coopmat"): matrix units through cooperative matrices (matmul_coopmat.comp): f16 inputs,
+// f32 sums, for f16 and block-format weights; K, the strides and offsets of A and B must be
+// multiples of 8, else the call runs Tiled. Auto takes it on GPUs that support it
+// (supports_matrix_matmul) for calls of more than kMaxVectorRows rows. MatrixEmulated
+// ("coopmat-emulated"): the same kernel with the fragments emulated in plain arithmetic, slow, so
+// that its tiling can be tested on any device with f16 arithmetic.
+enum class MatmulKernel { Auto, Tiled, TiledHalf, Registers, Lanes, Vector, VectorShared, Matrix, MatrixEmulated };
 inline constexpr uint32_t kMaxVectorRows = 8;
 
 // "auto", "tiled", "tiled-half", "registers", "lanes", ... (what the bench prints and takes).
@@ -49,6 +55,9 @@ std::optional<MatmulKernel> matmul_kernel_named(std::string_view name);
 
 // Whether the device can run MatmulKernel::Lanes.
 bool supports_lanes_matmul(const vk::Capabilities& caps);
+// Whether the device can run MatmulKernel::Matrix, and whether it has a variant for A and B.
+bool supports_matrix_matmul(const vk::Capabilities& caps);
+bool matrix_matmul_types(ElementType a, ElementType b);
 
 struct MatmulArgs {
   uint32_t m = 0, n = 0, k = 0;
@@ -65,12 +74,23 @@ class Matmul {
 
   // Records one dispatch; checks that every operand fits its range.
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
+  // The kernel a call runs: the one asked for, or what it falls back to for this shape and alignment.
+  MatmulKernel kernel_for_call(const MatmulArgs& args) const;
 
   const MatmulTiles& tiles() const noexcept { return tiles_; }
   MatmulKernel kernel() const noexcept { return kernel_; }
+  // Whether calls of more than kMaxVectorRows rows (aligned as Matrix needs) run on matrix units.
+  bool uses_matrix_units() const noexcept { return matrix_ && kernel_ != MatmulKernel::MatrixEmulated; }
   static double flops(uint32_t m, uint32_t n, uint32_t k) { return 2.0 * m * n * k; }
 
  private:
+  struct Plan {
+    const vk::Pipeline* pipeline;
+    std::array<uint32_t, 3> groups;
+    MatmulKernel kernel;
+  };
+  Plan plan(const MatmulArgs& args) const;
+
   ElementType a_, b_;
   MatmulTiles tiles_;
   MatmulKernel kernel_;
@@ -79,6 +99,7 @@ class Matmul {
   const vk::Pipeline* regs_row_ = nullptr;    // Registers for one row (decode)
   const vk::Pipeline* lanes_ = nullptr;       // Lanes: kLanesRows x 8 * kLanesCols per workgroup
   std::array<const vk::Pipeline*, kMaxVectorRows> vector_{};  // matvec.comp for 1..8 rows, when used
+  const vk::Pipeline* matrix_ = nullptr;      // matmul_coopmat.comp (or its emulation), when used
 };
 
 }  // namespace infini::ops

@@ -104,9 +104,53 @@ bool external_buffers(VkPhysicalDevice device, VkExternalMemoryHandleTypeFlagBit
   vkGetPhysicalDeviceExternalBufferProperties(device, &info, &props);
   return (props.externalMemoryProperties.externalMemoryFeatures & features) == features;
 }
+const char* component_name(VkComponentTypeNV type) {
+  switch (type) {
+    case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_NV: return "f32";
+    case VK_COMPONENT_TYPE_FLOAT64_NV: return "f64";
+    case VK_COMPONENT_TYPE_SINT8_NV: return "i8";
+    case VK_COMPONENT_TYPE_SINT16_NV: return "i16";
+    case VK_COMPONENT_TYPE_SINT32_NV: return "i32";
+    case VK_COMPONENT_TYPE_UINT8_NV: return "u8";
+    case VK_COMPONENT_TYPE_UINT16_NV: return "u16";
+    case VK_COMPONENT_TYPE_UINT32_NV: return "u32";
+    default: return "?";
+  }
+}
+
+// The subgroup-scope fragment shapes of VK_NV_cooperative_matrix, in compute shaders. False when
+// the query is missing or offers none usable.
+bool probe_matrix_shapes_nv(VkInstance instance, VkPhysicalDevice device, std::vector<MatrixShape>& shapes) {
+  VkPhysicalDeviceCooperativeMatrixPropertiesNV stages{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &stages;
+  vkGetPhysicalDeviceProperties2(device, &props);
+  if (!(stages.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) return false;
+  const auto query = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (!query) return false;
+  uint32_t count = 0;
+  if (query(device, &count, nullptr) != VK_SUCCESS || count == 0) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> list(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  if (query(device, &count, list.data()) < VK_SUCCESS) return false;
+  list.resize(count);
+  for (const VkCooperativeMatrixPropertiesNV& m : list)
+    if (m.scope == VK_SCOPE_SUBGROUP_NV)
+      shapes.push_back({m.MSize, m.NSize, m.KSize, component_name(m.AType), component_name(m.BType),
+                        component_name(m.CType), component_name(m.DType)});
+  return !shapes.empty();
+}
+
 }  // namespace
 
-Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_version) {
+bool Capabilities::has_matrix_shape(const MatrixShape& shape) const noexcept {
+  for (const MatrixShape& s : matrix_shapes)
+    if (s == shape) return true;
+  return false;
+}
+
+Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_version, VkInstance instance) {
   Capabilities c;
 
   uint32_t ext_count = 0;
@@ -203,6 +247,8 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
   VkPhysicalDevice8BitStorageFeatures storage8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   VkPhysicalDeviceShaderFloat16Int8Features float16_int8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   VkPhysicalDeviceTimelineSemaphoreFeatures timeline{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+  VkPhysicalDeviceVulkanMemoryModelFeatures memory_model{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   features.pNext = &storage16;
   tail = &storage16.pNext;
@@ -215,6 +261,9 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
   chain(core12 || has(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME), float16_int8);
   chain(core12, timeline);  // infini waits on timelines with the 1.2 entry points only
   chain(size_control_ext, size_control_features);
+  chain(core12, memory_model);  // enabled through the 1.2 feature structure only
+  const bool matrix_nv_ext = has(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  chain(matrix_nv_ext, matrix_nv);
   vkGetPhysicalDeviceFeatures2(device, &features);
   c.shader_float16 = float16_int8.shaderFloat16;
   c.shader_int8 = float16_int8.shaderInt8;
@@ -230,7 +279,9 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
   c.integer_dot_product = c.api_version >= VK_API_VERSION_1_3 ||
                           has(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   c.cooperative_matrix_khr = has("VK_KHR_cooperative_matrix");
-  c.cooperative_matrix_nv = has("VK_NV_cooperative_matrix");
+  c.vulkan_memory_model = memory_model.vulkanMemoryModel;
+  c.cooperative_matrix_nv = matrix_nv_ext && matrix_nv.cooperativeMatrix && instance;
+  if (c.cooperative_matrix_nv) c.cooperative_matrix_nv = probe_matrix_shapes_nv(instance, device, c.matrix_shapes);
   c.memory_budget = has(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
   // Memory heaps.

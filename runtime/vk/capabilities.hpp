@@ -13,6 +13,14 @@ namespace infini::vk {
 enum class DeviceType { Discrete, Integrated, Virtual, Cpu, Other };
 const char* device_type_name(DeviceType type) noexcept;
 
+// One fragment shape of cooperative matrices: D (m x n) = A (m x k) * B (k x n) + C, with the
+// element type of each as "f16", "f32", "i8", ... and subgroup scope.
+struct MatrixShape {
+  uint32_t m = 0, n = 0, k = 0;
+  std::string a, b, c, d;
+  bool operator==(const MatrixShape&) const = default;
+};
+
 struct Capabilities {
   std::string name;
   DeviceType type = DeviceType::Other;
@@ -48,8 +56,11 @@ struct Capabilities {
   bool storage_buffer_16bit = false;
   bool storage_buffer_8bit = false;
   bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product
-  bool cooperative_matrix_khr = false;
+  bool cooperative_matrix_khr = false;  // the extension is listed (infini has no KHR kernels yet)
+  // VK_NV_cooperative_matrix with its feature, in compute shaders, and the fragment shapes it offers.
   bool cooperative_matrix_nv = false;
+  std::vector<MatrixShape> matrix_shapes;
+  bool vulkan_memory_model = false;  // Vulkan 1.2's vulkanMemoryModel (the NV matrix kernels use it)
   bool timeline_semaphore = false;
   bool memory_budget = false;  // VK_EXT_memory_budget: free device memory can be asked for
   // Memory shared with another device (pipeline hand-offs, vk/shared_buffer.hpp):
@@ -81,13 +92,15 @@ struct Capabilities {
   std::string unusable_reason;
 
   bool has_device_uuid() const noexcept;
+  bool has_matrix_shape(const MatrixShape& shape) const noexcept;
   bool is_software() const noexcept { return type == DeviceType::Cpu; }
 };
 
 // `instance_api_version`: what the instance was created for; the record's api_version is the lower
 // of it and the device's, and only structures of that version (or of extensions the device lists)
-// are queried.
-Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_version);
+// are queried. `instance` is needed for the queries of instance-level extension functions
+// (cooperative matrix shapes); without it those report nothing.
+Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_version, VkInstance instance = VK_NULL_HANDLE);
 
 // "1.3.239" from a packed API version; the driver version decoded per vendor convention.
 std::string format_api_version(uint32_t version);

@@ -47,6 +47,7 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     f12.shaderFloat16 = caps_.shader_float16;
     f12.shaderInt8 = caps_.shader_int8;
     f12.timelineSemaphore = caps_.timeline_semaphore;
+    f12.vulkanMemoryModel = caps_.vulkan_memory_model;
     chain(f12);
   } else {
     if (caps_.storage_buffer_8bit) {
@@ -65,6 +66,12 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     size_control.subgroupSizeControl = VK_TRUE;
     chain(size_control);
     if (caps_.api_version < VK_API_VERSION_1_3) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  }
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  if (caps_.cooperative_matrix_nv) {
+    matrix_nv.cooperativeMatrix = VK_TRUE;
+    chain(matrix_nv);
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
   if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   if (caps_.external_memory_host) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);

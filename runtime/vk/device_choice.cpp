@@ -37,7 +37,7 @@ std::vector<PhysicalDevice> enumerate_physical_devices(const Instance& instance,
   handles.resize(count);
 
   std::vector<Capabilities> caps;
-  for (VkPhysicalDevice h : handles) caps.push_back(probe_capabilities(h, instance.api_version()));
+  for (VkPhysicalDevice h : handles) caps.push_back(probe_capabilities(h, instance.api_version(), instance.handle()));
   std::vector<PhysicalDevice> out;
   for (size_t i : unique_devices(caps)) out.push_back({handles[i], std::move(caps[i])});
   if (profile)

@@ -134,6 +134,8 @@ SpirvRequirements spirv_requirements(std::span<const uint32_t> words, std::span<
           case 39: out.int8 = true; break;             // Int8
           case 4433: out.storage_16bit = true; break;  // StorageBuffer16BitAccess
           case 4448: out.storage_8bit = true; break;   // StorageBuffer8BitAccess
+          case 5345: out.vulkan_memory_model = true; break;    // VulkanMemoryModel
+          case 5357: out.cooperative_matrix_nv = true; break;  // CooperativeMatrixNV
           default: out.subgroup_operations |= subgroup_bit(w[1]);
         }
         break;
@@ -227,6 +229,10 @@ std::string unmet_requirement(std::string_view kernel, const SpirvRequirements& 
     return k + " needs storageBuffer16BitAccess, which the device does not have";
   if (needs.storage_8bit && !caps.storage_buffer_8bit)
     return k + " needs storageBuffer8BitAccess, which the device does not have";
+  if (needs.cooperative_matrix_nv && !caps.cooperative_matrix_nv)
+    return k + " needs cooperative matrices (VK_NV_cooperative_matrix), which the device does not have";
+  if (needs.vulkan_memory_model && !caps.vulkan_memory_model)
+    return k + " needs vulkanMemoryModel, which the device does not have";
   if (needs.subgroup_operations) {
     const VkSubgroupFeatureFlags have = caps.subgroups_in_compute ? caps.subgroup_operations : 0;
     if (const VkSubgroupFeatureFlags missing = needs.subgroup_operations & ~have)

@@ -89,8 +89,9 @@ void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
   vk::CommandStream stream(run.device, 2);
   stream.begin();
   stream.timestamp("start");
-  matmul.record(stream, {o.m, o.n, o.k, vk::BufferRange::whole(da), vk::BufferRange::whole(db),
-                         vk::BufferRange::whole(dc)});
+  const ops::MatmulArgs args{o.m, o.n, o.k, vk::BufferRange::whole(da), vk::BufferRange::whole(db),
+                             vk::BufferRange::whole(dc)};
+  matmul.record(stream, args);
   stream.timestamp("end");
   stream.end();
   run.time_ms(stream, 1);  // warm-up
@@ -113,6 +114,7 @@ void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
                         {"gflops_max", s.max}};
   const auto& tiles = matmul.tiles();
   record["tiles"] = {tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn};
+  record["ran"] = ops::matmul_kernel_name(matmul.kernel_for_call(args));  // after any fallback for this shape
   record["gbytes_per_s"] = g.median;
   if (run.peak_gflops > 0) record["fraction_of_peak"] = s.median / run.peak_gflops;
   if (run.bandwidth_gbps > 0) record["fraction_of_bandwidth"] = g.median / run.bandwidth_gbps;

@@ -87,7 +87,7 @@ int run_bench(Args& args) {
   args.options.matmul_kernels.clear();
   for (const auto& name : split_list(args.matmul_kernels)) {
     const auto kernel = ops::matmul_kernel_named(name);
-    if (!kernel) throw Error("--matmul-kernel takes auto, tiled, tiled-half, registers, lanes, vector and/or vector-shared, not '" + name + "'");
+    if (!kernel) throw Error("--matmul-kernel takes auto, tiled, tiled-half, registers, lanes, vector, vector-shared, coopmat and/or coopmat-emulated, not '" + name + "'");
     args.options.matmul_kernels.push_back(*kernel);
   }
   args.options.tokens.clear();
@@ -128,7 +128,7 @@ const RegisterCommand registration{
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-q8_0, f32-q4_0, f32-q4_k, f32-q5_k, f32-q6_k (quantized weights)")
           ->capture_default_str();
-      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared")
+      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
           ->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")

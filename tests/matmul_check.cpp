@@ -1,0 +1,69 @@
+#include "matmul_check.hpp"
+
+#include <cstring>
+
+#include "gpu_fixture.hpp"
+#include "ops/host_tensor.hpp"
+#include "reference/matmul_reference.hpp"
+#include "util/half.hpp"
+#include "util/nmse.hpp"
+#include "vk/transfer.hpp"
+
+namespace infini::test {
+namespace {
+constexpr uint32_t kSentinel = 0x7fc0dead;  // a NaN no kernel computes
+
+std::vector<double> rounded_to_f16(std::vector<double> values) {
+  for (double& v : values) v = half_to_float(float_to_half(static_cast<float>(v)));
+  return values;
+}
+}  // namespace
+
+MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles,
+                        uint32_t seed, ops::MatmulKernel kernel, const MatmulLayout& layout) {
+  vk::Device& dev = device();
+  const auto a = random_floats(size_t(m) * k, seed);
+  const auto b = random_floats(size_t(n) * k, seed + 1);
+  vk::Buffer da = ops::upload_tensor(dev, a, ta, "A");
+  vk::Buffer db = ops::upload_tensor(dev, b, tb, "B");
+
+  const uint32_t ldc = n + layout.row_gap, guard = layout.guard;
+  const size_t c_elems = guard + size_t(m) * ldc + guard;
+  std::vector<uint32_t> init(c_elems, kSentinel);
+  vk::Buffer dc(dev, c_elems * 4, vk::MemoryUse::DeviceLocal, "C");
+  vk::upload(dc, std::span<const uint32_t>(init));
+
+  ops::Matmul matmul(dev, ta, tb, tiles, kernel);
+  vk::CommandStream stream(dev);
+  stream.begin();
+  ops::MatmulArgs args{m, n, k, vk::BufferRange::whole(da), vk::BufferRange::whole(db), vk::BufferRange::whole(dc)};
+  args.ldc = ldc;
+  args.c_offset = guard;
+  matmul.record(stream, args);
+  stream.end();
+  stream.submit_and_wait();
+
+  std::vector<uint32_t> raw(c_elems);
+  vk::download(dc, std::span<uint32_t>(raw));
+  std::vector<float> got;
+  size_t violations = 0;
+  for (size_t i = 0; i < c_elems; ++i) {
+    const bool inside = i >= guard && i < guard + size_t(m) * ldc && (i - guard) % ldc < n;
+    if (inside) {
+      float f;
+      std::memcpy(&f, &raw[i], 4);
+      got.push_back(f);
+    } else if (raw[i] != kSentinel) {
+      ++violations;
+    }
+  }
+  std::vector<double> sa = ops::as_stored(a, ta), sb = ops::as_stored(b, tb);
+  if (layout.f16_operands) {
+    sa = rounded_to_f16(std::move(sa));
+    sb = rounded_to_f16(std::move(sb));
+  }
+  const auto want = ops::matmul_reference(sa, sb, m, n, k);
+  return {nmse(std::span<const float>(got), std::span<const double>(want)), violations};
+}
+
+}  // namespace infini::test

@@ -1,0 +1,27 @@
+#pragma once
+// Runs one matmul kernel on random operands and compares it with the float64 reference: the
+// output sits between guard regions, with gaps between its rows, that must come back untouched.
+#include <cstdint>
+
+#include "infini/element_type.hpp"
+#include "ops/matmul.hpp"
+
+namespace infini::test {
+
+struct MatmulResult {
+  double nmse;
+  size_t guard_violations;
+};
+
+struct MatmulLayout {
+  uint32_t guard = 67;   // elements of C before and after the output
+  uint32_t row_gap = 5;  // ldc = n + row_gap
+  // The reference rounds both operands to f16 first, as kernels on f16 arithmetic do, so that
+  // only their sums' rounding is left to compare.
+  bool f16_operands = false;
+};
+
+MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles,
+                        uint32_t seed, ops::MatmulKernel kernel = ops::MatmulKernel::Tiled, const MatmulLayout& layout = {});
+
+}  // namespace infini::test

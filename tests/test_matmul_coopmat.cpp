@@ -1,0 +1,140 @@
+// The matrix-unit matmul (matmul_coopmat.comp): its tiling, staging, f16 conversion, bounds and
+// both store paths through the emulated fragments on any device with f16 arithmetic; the same on
+// the cooperative matrices themselves where the device has them (reported as skipped where not).
+#include <catch2/catch.hpp>
+
+#include "gpu_fixture.hpp"
+#include "matmul_check.hpp"
+#include "spirv/matmul_coopmat_a32_b16.h"
+#include "spirv/matmul_coopmat_a32_b16_emulated.h"
+#include "vk/capabilities.hpp"
+#include "vk/device.hpp"
+#include "vk/spirv_requirements.hpp"
+
+namespace infini::test {
+namespace {
+
+struct Case {
+  uint32_t m, n, k;
+  bool packed;  // C packed at a 16-byte offset: tiles wholly inside it go straight from the fragments
+};
+
+// Both operands are rounded to f16 by the kernel, so the reference rounds them too (to nearest,
+// as GPUs convert) and only the f32 sums' rounding is left: about 1e-13 against the bound of
+// 1e-9, which f16 sums (1e-7 at these K) or a lost k step would exceed. Shapes: more rows than the
+// vector kernel takes; 128-row and 128-column tiles with partial edges; K ending mid-step (32
+// values per step); whole tiles stored directly beside partial ones stored through shared memory
+// (and a packed C whose stride is no multiple of 4); and calls that fall back to the tiled kernel
+// (K not a multiple of 8), compared with the exact reference.
+void check_matrix_kernel(ops::MatmulKernel kernel, ElementType ta, ElementType tb) {
+  const uint32_t block = element_traits(tb).block_elements;
+  const uint32_t u = block > 1 ? block : 8;  // K's unit
+  const uint32_t k_mid = block > 1 ? 3 * u : 136u;
+  const Case cases[] = {{9, 1, u, false},          {130, 200, k_mid, false}, {256, 128, 5 * u, true},
+                        {128, 256, 9 * u, false},  {140, 256, 3 * u, true},  {140, 135, 2 * u, true}};
+  for (const Case& c : cases) {
+    INFO(c.m << "x" << c.n << "x" << c.k << " A " << element_name(ta) << " B " << element_name(tb) << " "
+              << ops::matmul_kernel_name(kernel) << (c.packed ? ", C packed" : ""));
+    MatmulLayout layout;
+    layout.f16_operands = true;
+    if (c.packed) layout = {68, 0, true};
+    const MatmulResult r = run_matmul(c.m, c.n, c.k, ta, tb, {}, c.m * 3 + c.n + c.k, kernel, layout);
+    CHECK(r.nmse <= 1e-9);
+    CHECK(r.guard_violations == 0);
+  }
+  if (block == 1) {  // K not a multiple of 8: the tiled kernel, in f32
+    INFO("fallback to the tiled kernel, A " << element_name(ta));
+    const MatmulResult r = run_matmul(37, 150, 13, ta, tb, {}, 77, kernel);
+    CHECK(r.nmse <= 1e-9);
+    CHECK(r.guard_violations == 0);
+  }
+}
+
+#define MATRIX_TYPE_PAIRS                                                                                   \
+  std::pair{ElementType::F32, ElementType::F16}, std::pair{ElementType::F16, ElementType::F16},            \
+      std::pair{ElementType::F32, ElementType::Q8_0}, std::pair{ElementType::F32, ElementType::Q4_0},      \
+      std::pair{ElementType::F32, ElementType::Q4_K}, std::pair{ElementType::F32, ElementType::Q5_K},      \
+      std::pair{ElementType::F32, ElementType::Q6_K}
+
+TEST_CASE_METHOD(GpuTest, "coopmat-emulated: the matrix kernel's tiling against the float64 reference", "[gpu][matmul]") {
+  if (!device().caps().shader_float16) {
+    WARN("skipped: " << device().caps().name << " has no shaderFloat16");  // reported, not counted as a pass
+    CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::MatrixEmulated),
+                      Catch::Contains("shaderFloat16"));
+    return;
+  }
+  const auto [ta, tb] = GENERATE(MATRIX_TYPE_PAIRS);
+  check_matrix_kernel(ops::MatmulKernel::MatrixEmulated, ta, tb);
+}
+
+TEST_CASE_METHOD(GpuTest, "coopmat on matrix units against the float64 reference", "[gpu][matmul]") {
+  const vk::Capabilities& caps = device().caps();
+  if (!ops::supports_matrix_matmul(caps)) {
+    WARN("skipped: " << caps.name << " has no cooperative matrices infini can use");  // reported, not a pass
+    CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::Matrix),
+                      Catch::Contains("cooperative matrices"));
+    return;
+  }
+  const auto [ta, tb] = GENERATE(MATRIX_TYPE_PAIRS);
+  check_matrix_kernel(ops::MatmulKernel::Matrix, ta, tb);
+}
+
+TEST_CASE_METHOD(GpuTest, "auto takes the matrix units exactly where the device has them, for f16 and block weights",
+                 "[gpu][matmul]") {
+  const vk::Capabilities& caps = device().caps();
+  const bool units = ops::supports_matrix_matmul(caps) && !caps.is_software();
+  CHECK(ops::Matmul(device(), ElementType::F32, ElementType::F16).uses_matrix_units() == units);
+  CHECK(ops::Matmul(device(), ElementType::F32, ElementType::Q4_K).uses_matrix_units() == units);
+  CHECK_FALSE(ops::Matmul(device(), ElementType::F32, ElementType::F32).uses_matrix_units());  // f16 would lose precision
+  CHECK_FALSE(ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::Tiled).uses_matrix_units());
+  CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F32, {}, ops::MatmulKernel::MatrixEmulated),
+                    Catch::Contains("no kernel"));
+  // Which kernel each call runs: a few rows go to the vector kernel, K not a multiple of 8 and
+  // ranges off 16 bytes to the tiled one.
+  const ops::Matmul automatic(device(), ElementType::F32, ElementType::F16);
+  const ops::MatmulKernel big = automatic.kernel_for_call({512, 512, 512});
+  if (units) CHECK(big == ops::MatmulKernel::Matrix);
+  else CHECK(big != ops::MatmulKernel::Matrix);
+  if (!caps.shader_float16) return;
+  const ops::Matmul emulated(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::MatrixEmulated);
+  CHECK(emulated.kernel_for_call({4, 64, 64}) == ops::MatmulKernel::MatrixEmulated);
+  CHECK(emulated.kernel_for_call({64, 64, 60}) == ops::MatmulKernel::Tiled);
+  ops::MatmulArgs shifted{64, 64, 64};
+  shifted.c.offset = 8;
+  CHECK(emulated.kernel_for_call(shifted) == ops::MatmulKernel::Tiled);
+  shifted.c.offset = 32;
+  CHECK(emulated.kernel_for_call(shifted) == ops::MatmulKernel::MatrixEmulated);
+}
+
+TEST_CASE("the matrix kernel asks for cooperative matrices and the Vulkan memory model; its emulation does not",
+          "[spirv]") {
+  const uint32_t spec[] = {128, 2, 2, 4, 4, 32};
+  const auto units = vk::spirv_requirements(infini::spirv::matmul_coopmat_a32_b16, spec);
+  CHECK(units.cooperative_matrix_nv);
+  CHECK(units.vulkan_memory_model);
+  CHECK(units.float16);
+  CHECK(units.local_size[0] == 128);
+  // Tiles of 128 rows of 32 + 8 halves for A and for B, and 4 warps' 16 x 20 floats of staging.
+  CHECK(units.shared_bytes == 2u * 128 * 40 * 2 + 4u * 16 * 20 * 4);
+  const auto emulated = vk::spirv_requirements(infini::spirv::matmul_coopmat_a32_b16_emulated, spec);
+  CHECK_FALSE(emulated.cooperative_matrix_nv);
+  CHECK_FALSE(emulated.vulkan_memory_model);
+  CHECK(emulated.shared_bytes == units.shared_bytes);
+
+  vk::Capabilities caps;
+  caps.max_shared_memory_bytes = 65536;
+  caps.max_workgroup_invocations = 1024;
+  caps.max_workgroup_size = {1024, 1024, 64};
+  caps.shader_float16 = caps.subgroups_in_compute = true;
+  caps.subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT;
+  CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps),
+             Catch::Contains("needs cooperative matrices (VK_NV_cooperative_matrix)"));
+  caps.cooperative_matrix_nv = true;
+  CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("needs vulkanMemoryModel"));
+  caps.vulkan_memory_model = true;
+  CHECK(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps).empty());
+  CHECK(vk::unmet_requirement("matmul_coopmat_a32_b16_emulated", emulated, vk::Capabilities{caps}).empty());
+}
+
+}  // namespace
+}  // namespace infini::test
