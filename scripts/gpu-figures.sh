@@ -4,7 +4,7 @@
 # this repository's Release build in ./build. Prints JSON lines (infini bench) and the peer's
 # table when .peer/run_peer.sh exists (llama.cpp's Vulkan backend on the same models and card).
 #   scripts/gpu-figures.sh [quick]     # quick: skips the 1M-token stream and the GPU tests
-# Takes about 9 minutes on an H100 (quick: 6).
+# Takes about 10 minutes on an H100 (quick: 7).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 infini=./build/infini
@@ -22,6 +22,9 @@ step "matrix units: the coopmat kernel against the float64 reference first (it h
 step "prefill-shaped matmuls: coopmat (matrix units) against the tiled kernel, and the f32 FMA peak"
 $infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16,f32-f16 --matmul-kernel tiled,coopmat --repeat 10
 $infini bench --workload matmul --m 512 --n 5632 --k 2048 --dtype f32-f16,f32-q4_k --matmul-kernel tiled,coopmat --repeat 10
+step "one Infini-attention layer (Hq 16, Hkv 4, D 128, N 2048): coopmat (matrix units) against the tiled kernel"
+$infini bench --workload peak_fma,attention --tokens 65536 --segment 2048 --heads 16 --kv-heads 4 --head-dim 128 \
+  --dtype f32,f16 --attention-kernel tiled,coopmat --repeat 1
 
 step "one-row matmuls (decode): auto (the matrix-vector kernel) against the tiled GEMM"
 for shape in "--n 5632 --k 2048" "--n 2048 --k 5632" "--n 32000 --k 2048"; do
@@ -34,6 +37,7 @@ $infini bench --workload bandwidth,matmul --m 1 --n 5632 --k 2048 \
 
 step "models: prefill 512, decode 128 (greedy, argmax on the device)"
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3
+$infini bench --workload model --model "$models/m155.gguf" --prefill 16384 --decode 0 --repeat 2
 $infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
 step "quantized models: q8_0 and q4_k_m of the same files, logits against f16"
 for t in q8_0 q4_k_m; do

@@ -16,10 +16,9 @@
 // values each lane then writes where they are inside C. The choice is the same for the whole
 // workgroup, so every barrier is reached by all its invocations.
 //
-// MATRIX_UNITS (VK_NV_cooperative_matrix) uses the hardware fragments. Without it, the same kernel
-// emulates them (a fragment of A or B is its place in the tile, an accumulator is eight floats per
-// lane of a 32-lane warp), so the tiling, staging, conversion, bounds and stores can be tested on
-// devices without matrix units; it is slow and only ever asked for by name.
+// MATRIX_UNITS (VK_NV_cooperative_matrix) uses the hardware fragments. Without it the same kernel
+// emulates them (common/fragments.glsl), so the tiling, staging, conversion, bounds and stores can
+// be tested on devices without matrix units; that is slow and only ever asked for by name.
 //! variant a32_b16 -DMATRIX_UNITS -DB_F16
 //! variant a16_b16 -DMATRIX_UNITS -DA_F16 -DB_F16
 //! variant a32_bq8 -DMATRIX_UNITS -DB_Q8_0
@@ -43,6 +42,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #endif
 #include "common/storage.glsl"
+#include "common/fragments.glsl"
 
 layout(local_size_x_id = 0) in;  // WARPS_M * WARPS_N * 32
 layout(constant_id = 1) const uint WARPS_M = 2;
@@ -53,8 +53,7 @@ layout(constant_id = 5) const uint BK = 32;
 
 const uint BM = WARPS_M * FRAGS_M * 16u;
 const uint BN = WARPS_N * FRAGS_N * 16u;
-const uint LANES = 32u;        // per warp: the host takes the matrix units only with 32-lane subgroups
-const uint WORKGROUP = WARPS_M * WARPS_N * LANES;
+const uint WORKGROUP = WARPS_M * WARPS_N * FRAG_LANES;
 const uint LDS = BK + 8u;      // tile row stride in halves: a multiple of 8 (16-byte rows), off the banks' period
 const uint STAGE_LD = 20u;     // staging row stride in floats: a multiple of 4
 const uint CHUNKS = BK / 8u;   // 8-value loads per tile row
@@ -97,44 +96,6 @@ shared float16_t tile_a[BM * LDS];
 shared float16_t tile_b[BN * LDS];
 shared float stage[WARPS_M * WARPS_N * 16u * STAGE_LD];
 
-#ifdef MATRIX_UNITS
-#define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define FRAG_B fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define FRAG_C fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-#define WARP_ID gl_SubgroupID
-#define LANE_ID gl_SubgroupInvocationID
-#define FRAG_ZERO(c) c = FRAG_C(0.0)
-#define LOAD_A(f, at) coopMatLoadNV(f, tile_a, at, LDS, false)
-#define LOAD_B(f, at) coopMatLoadNV(f, tile_b, at, LDS, true)
-#define MUL_ADD(c, a, b) c = coopMatMulAddNV(a, b, c)
-#define STORE_C(c, array, at, ld) coopMatStoreNV(c, array, at, ld, false)
-#else
-// Lane l of a 32-lane warp holds elements 8l..8l+7 of a row-major 16 x 16 accumulator.
-struct Accumulator {
-  float v[8];
-};
-#define FRAG_A uint
-#define FRAG_B uint
-#define FRAG_C Accumulator
-#define WARP_ID (gl_LocalInvocationIndex / LANES)
-#define LANE_ID (gl_LocalInvocationIndex % LANES)
-#define FRAG_ZERO(c) [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) c.v[e_] = 0.0
-#define LOAD_A(f, at) f = (at)
-#define LOAD_B(f, at) f = (at)
-#define MUL_ADD(c, a, b)                                                               \
-  [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                       \
-    const uint r_ = (LANE_ID * 8u + e_) / 16u, c_ = (LANE_ID * 8u + e_) % 16u;          \
-    float s_ = 0.0;                                                                    \
-    for (uint k_ = 0u; k_ < 16u; ++k_)                                                 \
-      s_ += float(tile_a[(a) + r_ * LDS + k_]) * float(tile_b[(b) + c_ * LDS + k_]);   \
-    c.v[e_] += s_;                                                                     \
-  }
-#define STORE_C(c, array, at, ld)                                                      \
-  [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                       \
-    const uint r_ = (LANE_ID * 8u + e_) / 16u, c_ = (LANE_ID * 8u + e_) % 16u;          \
-    array[(at) + r_ * (ld) + c_] = c.v[e_];                                            \
-  }
-#endif
 
 // Eight values of k from k0 + 8 * chunk of row `row` (of the tile) of A or B, as f16, into its tile.
 void stage_a(uint row, uint chunk, uint k0) {
@@ -175,10 +136,10 @@ void main() {
     for (uint kk = 0u; kk < BK; kk += 16u) {
       FRAG_A a[FRAGS_M];
       FRAG_B b[FRAGS_N];
-      for (uint i = 0u; i < FRAGS_M; ++i) LOAD_A(a[i], ((warp_m * FRAGS_M + i) * 16u) * LDS + kk);
-      for (uint j = 0u; j < FRAGS_N; ++j) LOAD_B(b[j], ((warp_n * FRAGS_N + j) * 16u) * LDS + kk);
+      for (uint i = 0u; i < FRAGS_M; ++i) FRAG_LOAD(a[i], tile_a, ((warp_m * FRAGS_M + i) * 16u) * LDS + kk, LDS, false);
+      for (uint j = 0u; j < FRAGS_N; ++j) FRAG_LOAD(b[j], tile_b, ((warp_n * FRAGS_N + j) * 16u) * LDS + kk, LDS, true);
       for (uint i = 0u; i < FRAGS_M; ++i)
-        for (uint j = 0u; j < FRAGS_N; ++j) MUL_ADD(acc[i * FRAGS_N + j], a[i], b[j]);
+        for (uint j = 0u; j < FRAGS_N; ++j) FRAG_MUL_ADD(acc[i * FRAGS_N + j], a[i], tile_a, b[j], tile_b);
     }
     barrier();
   }
@@ -188,14 +149,14 @@ void main() {
     for (uint i = 0u; i < FRAGS_M; ++i)
       for (uint j = 0u; j < FRAGS_N; ++j) {
         const uint r = row0 + (warp_m * FRAGS_M + i) * 16u, c = col0 + (warp_n * FRAGS_N + j) * 16u;
-        STORE_C(acc[i * FRAGS_N + j], c_data, p.c_off + r * p.ldc + c, p.ldc);
+        FRAG_STORE(acc[i * FRAGS_N + j], c_data, p.c_off + r * p.ldc + c, p.ldc);
       }
     return;
   }
   const uint base = warp * 16u * STAGE_LD, lane = LANE_ID;
   for (uint i = 0u; i < FRAGS_M; ++i)
     for (uint j = 0u; j < FRAGS_N; ++j) {
-      STORE_C(acc[i * FRAGS_N + j], stage, base, STAGE_LD);
+      FRAG_STORE(acc[i * FRAGS_N + j], stage, base, STAGE_LD);
       barrier();
       const uint r0 = row0 + (warp_m * FRAGS_M + i) * 16u, c0 = col0 + (warp_n * FRAGS_N + j) * 16u;
       [[unroll]] for (uint e = 0u; e < 8u; ++e) {

@@ -37,6 +37,7 @@ StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& optio
   vk::CommandStream stream(dev);
 
   StreamResult result;
+  result.kernel = layer.attention_kernel();
   result.out.reserve(size_t(in.tokens) * row);
   int64_t done = 0;
   while (done < in.tokens) {

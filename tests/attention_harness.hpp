@@ -10,6 +10,10 @@
 
 namespace infini::test {
 
+// Normalised error bound of the attention output for the matrix kernels, which round Q, K, P and
+// V to f16 (the others compute in f32: 1e-6 against the float64 reference, 1e-4 with f16 inputs).
+constexpr double kMatrixAttentionTolerance = 1e-6;  // measured 2e-8 to 8e-8 (lavapipe, emulated)
+
 struct StreamInputs {
   AttentionShape shape;
   int64_t tokens = 0;
@@ -23,6 +27,7 @@ struct StreamResult {
   std::vector<float> memory;   // M after the stream (last partial segment written)
   std::vector<float> norm;     // z
   size_t guard_violations = 0; // output words written past the rows asked for
+  ops::AttentionKernel kernel = ops::AttentionKernel::Auto;  // the kernel the layer ran (Auto resolved)
 };
 
 // Feeds the stream to the device layer in pieces of at most `chunk` tokens (0: whole segments).

@@ -3,6 +3,7 @@
 #include "attention_harness.hpp"
 #include "gpu_fixture.hpp"
 #include "infini/infini_attention.hpp"
+#include "ops/matrix_units.hpp"
 #include "util/half.hpp"
 #include "util/nmse.hpp"
 
@@ -41,11 +42,15 @@ TEST_CASE("InfiniAttention streams in pieces of any size and matches the referen
   CHECK(nmse(std::span<const float>(memory), std::span<const double>(want.memory)) <= 1e-6);
   CHECK(layer.segments_written() == 5);
 
+  // Pieces change only the order of sums, except on matrix units: there longer pieces round Q, K,
+  // P and V to f16 while pieces of 1-2 tokens (decode) compute in f32.
+  const bool matrix_units = ops::matrix_units_for_auto(device().caps()) != ops::MatrixUnits::None;
+  const double bound = matrix_units ? kMatrixAttentionTolerance : 1e-12;
   for (int64_t piece : {int64_t(1), int64_t(7), int64_t(33)}) {
     layer.reset();
     const auto got = feed(layer, in, piece);
     INFO("pieces of " << piece);
-    CHECK(nmse(std::span<const float>(got), std::span<const float>(whole)) <= 1e-12);
+    CHECK(nmse(std::span<const float>(got), std::span<const float>(whole)) <= bound);
     CHECK(layer.tokens_processed() == in.tokens);
   }
 }

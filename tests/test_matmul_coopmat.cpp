@@ -3,8 +3,13 @@
 // the cooperative matrices themselves where the device has them (reported as skipped where not).
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <string>
+
 #include "gpu_fixture.hpp"
 #include "matmul_check.hpp"
+#include "ops/infini_attention_layer.hpp"
+#include "ops/matrix_units.hpp"
 #include "spirv/matmul_coopmat_a32_b16.h"
 #include "spirv/matmul_coopmat_a32_b16_emulated.h"
 #include "vk/capabilities.hpp"
@@ -69,7 +74,7 @@ TEST_CASE_METHOD(GpuTest, "coopmat-emulated: the matrix kernel's tiling against 
 
 TEST_CASE_METHOD(GpuTest, "coopmat on matrix units against the float64 reference", "[gpu][matmul]") {
   const vk::Capabilities& caps = device().caps();
-  if (!ops::supports_matrix_matmul(caps)) {
+  if (!ops::supports_matrix_units(caps)) {
     WARN("skipped: " << caps.name << " has no cooperative matrices infini can use");  // reported, not a pass
     CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::Matrix),
                       Catch::Contains("cooperative matrices"));
@@ -82,7 +87,7 @@ TEST_CASE_METHOD(GpuTest, "coopmat on matrix units against the float64 reference
 TEST_CASE_METHOD(GpuTest, "auto takes the matrix units exactly where the device has them, for f16 and block weights",
                  "[gpu][matmul]") {
   const vk::Capabilities& caps = device().caps();
-  const bool units = ops::supports_matrix_matmul(caps) && !caps.is_software();
+  const bool units = ops::supports_matrix_units(caps) && !caps.is_software();
   CHECK(ops::Matmul(device(), ElementType::F32, ElementType::F16).uses_matrix_units() == units);
   CHECK(ops::Matmul(device(), ElementType::F32, ElementType::Q4_K).uses_matrix_units() == units);
   CHECK_FALSE(ops::Matmul(device(), ElementType::F32, ElementType::F32).uses_matrix_units());  // f16 would lose precision
@@ -104,6 +109,30 @@ TEST_CASE_METHOD(GpuTest, "auto takes the matrix units exactly where the device 
   CHECK(emulated.kernel_for_call(shifted) == ops::MatmulKernel::Tiled);
   shifted.c.offset = 32;
   CHECK(emulated.kernel_for_call(shifted) == ops::MatmulKernel::MatrixEmulated);
+}
+
+TEST_CASE_METHOD(GpuTest, "INFINI_MATRIX_UNITS=emulate makes auto take the emulated matrix kernels; other values are refused",
+                 "[gpu][matmul]") {
+  const char* before = std::getenv("INFINI_MATRIX_UNITS");
+  const std::string saved = before ? before : "";
+  const vk::Capabilities& caps = device().caps();
+  const bool emulates = !ops::supports_matrix_units(caps) && caps.shader_float16;
+  setenv("INFINI_MATRIX_UNITS", "emulate", 1);
+  const ops::Matmul matmul(device(), ElementType::F32, ElementType::F16);
+  const std::vector<float> beta(4, 0.0f);
+  InfiniOptions options;
+  options.segment = 16;
+  const ops::InfiniAttentionLayer layer(device(), {4, 2, 64, 64}, options, ElementType::F32, beta);
+  if (emulates) {
+    CHECK(matmul.kernel_for_call({64, 64, 64}) == ops::MatmulKernel::MatrixEmulated);
+    CHECK(matmul.kernel_for_call({8, 64, 64}) != ops::MatmulKernel::MatrixEmulated);  // decode rows, as on a GPU
+    CHECK(layer.attention_kernel() == ops::AttentionKernel::MatrixEmulated);
+  }
+  setenv("INFINI_MATRIX_UNITS", "yes", 1);
+  if (!ops::supports_matrix_units(caps))
+    CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16), Catch::Contains("INFINI_MATRIX_UNITS takes 'emulate'"));
+  if (before) setenv("INFINI_MATRIX_UNITS", saved.c_str(), 1);
+  else unsetenv("INFINI_MATRIX_UNITS");
 }
 
 TEST_CASE("the matrix kernel asks for cooperative matrices and the Vulkan memory model; its emulation does not",

@@ -6,6 +6,11 @@
 #include "infini/error.hpp"
 #include "ops/dispatch_grid.hpp"
 #include "ops/rope_table.hpp"
+#include "ops/matrix_units.hpp"
+#include "spirv/attention_coopmat_v16.h"
+#include "spirv/attention_coopmat_v16_emulated.h"
+#include "spirv/attention_coopmat_v32.h"
+#include "spirv/attention_coopmat_v32_emulated.h"
 #include "spirv/attention_decode_merge.h"
 #include "spirv/attention_decode_v16.h"
 #include "spirv/attention_decode_v32.h"
@@ -84,6 +89,24 @@ AttnTiles attention_tiles(const vk::Capabilities& caps) {
   }
   return choices[std::size(choices) - 1];  // the pipeline cache names the limit
 }
+// attention_coopmat.comp: 4 warps of 32 lanes, 16 query rows each; tiles of 32 keys, passes of 32
+// value columns. Its shared memory: Q [64][D + 8] and K [32][D + 8] f16, V [32][40] and P [64][40]
+// f16, scores [64][36] f32 and two [128] f32 row reductions (43 KiB at D 128, 31 KiB at D 64).
+constexpr uint32_t kMatrixAttnWorkgroup = 128, kMatrixAttnRows = 64;
+uint64_t matrix_attention_shared_bytes(uint32_t head_dim) {
+  return 2ull * (64 + 32) * (head_dim + 8) + 2ull * 32 * 40 + 2ull * 64 * 40 + 4ull * 64 * 36 + 4ull * 2 * 128;
+}
+// Why the matrix attention cannot take this shape on this device; empty when it can.
+std::string matrix_attention_misfit(const AttentionShape& s, const vk::Capabilities& caps) {
+  if (s.head_dim % 16 || s.value_dim % 32)
+    return "needs D a multiple of 16 and Dv of 32, got D = " + std::to_string(s.head_dim) + ", Dv = " +
+           std::to_string(s.value_dim);
+  const uint64_t bytes = matrix_attention_shared_bytes(uint32_t(s.head_dim));
+  if (bytes > caps.max_shared_memory_bytes)
+    return "needs " + std::to_string(bytes) + " bytes of shared memory at D = " + std::to_string(s.head_dim) +
+           "; the device allows maxComputeSharedMemorySize " + std::to_string(caps.max_shared_memory_bytes);
+  return {};
+}
 // attention_rows.comp: query rows per invocation (registers hold R rows of Q and of the output).
 constexpr uint32_t kRowsPerInvocation = 4;
 // At most this many query rows (decode) go to the split kernels: attention_split.comp (CPU
@@ -128,6 +151,24 @@ vk::Buffer make_rope_table(vk::Device& device, const rope::RopeFrequencies& freq
 
 }  // namespace
 
+const char* attention_kernel_name(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::Auto: return "auto";
+    case AttentionKernel::Tiled: return "tiled";
+    case AttentionKernel::Rows: return "rows";
+    case AttentionKernel::Matrix: return "coopmat";
+    case AttentionKernel::MatrixEmulated: return "coopmat-emulated";
+  }
+  return "?";
+}
+
+std::optional<AttentionKernel> attention_kernel_named(std::string_view name) {
+  for (AttentionKernel k : {AttentionKernel::Auto, AttentionKernel::Tiled, AttentionKernel::Rows, AttentionKernel::Matrix,
+                            AttentionKernel::MatrixEmulated})
+    if (name == attention_kernel_name(k)) return k;
+  return std::nullopt;
+}
+
 InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options,
                                            ElementType input, std::span<const float> beta, AttentionKernel kernel)
     : device_(device),
@@ -165,8 +206,23 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
   if (kernel == AttentionKernel::Rows && !rows_fit)
     throw Error("infini attention: the rows kernel needs D and Dv to be multiples of 4, got D = " +
                 std::to_string(shape.head_dim) + ", Dv = " + std::to_string(shape.value_dim));
-  if (kernel == AttentionKernel::Auto)
-    kernel = device.caps().is_software() && rows_fit ? AttentionKernel::Rows : AttentionKernel::Tiled;
+  const vk::Capabilities& caps = device.caps();
+  const std::string matrix_misfit = matrix_attention_misfit(shape, caps);
+  if (kernel == AttentionKernel::Matrix && !supports_matrix_units(caps))
+    throw Error("infini attention: the matrix kernel needs cooperative matrices (VK_NV_cooperative_matrix, 16x16x16 "
+                "f16 with f32 sums, 32-lane subgroups), which '" + caps.name + "' does not have");
+  if (kernel == AttentionKernel::MatrixEmulated && !caps.shader_float16)
+    throw Error("infini attention: the matrix-emulated kernel needs f16 arithmetic (shaderFloat16), which '" + caps.name +
+                "' does not have");
+  const bool matrix_asked = kernel == AttentionKernel::Matrix || kernel == AttentionKernel::MatrixEmulated;
+  if (matrix_asked && !matrix_misfit.empty()) throw Error("infini attention: the matrix kernel " + matrix_misfit);
+  if (kernel == AttentionKernel::Auto) {
+    const MatrixUnits units = matrix_misfit.empty() ? matrix_units_for_auto(caps) : MatrixUnits::None;
+    kernel = units == MatrixUnits::Hardware   ? AttentionKernel::Matrix
+             : units == MatrixUnits::Emulated ? AttentionKernel::MatrixEmulated
+             : caps.is_software() && rows_fit ? AttentionKernel::Rows
+                                              : AttentionKernel::Tiled;
+  }
   kernel_ = kernel;
   if (kernel == AttentionKernel::Rows) {
     // One SIMD register's worth of invocations: more would only run one after another.
@@ -202,10 +258,23 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
             : vk::KernelSource{"attention_decode_v32", spirv::attention_decode_v32, 5, sizeof(DecodePush)});
     attention_merge_ =
         &pipelines.get({"attention_decode_merge", spirv::attention_decode_merge, 2, sizeof(DecodeMergePush)});
-    attention_ = &pipelines.get(
-        f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 5, sizeof(AttentionPush)}
-            : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 5, sizeof(AttentionPush)},
-        attn_spec);
+    if (kernel == AttentionKernel::Tiled)
+      attention_ = &pipelines.get(
+          f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 5, sizeof(AttentionPush)}
+              : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 5, sizeof(AttentionPush)},
+          attn_spec);
+    else {  // Matrix or MatrixEmulated: the tiled family on fragments
+      const bool emulated = kernel == AttentionKernel::MatrixEmulated;
+      const uint32_t spec[] = {kMatrixAttnWorkgroup, uint32_t(shape.head_dim), uint32_t(shape.value_dim)};
+      constexpr uint32_t push = sizeof(AttentionPush);
+      const vk::KernelSource source =
+          f16 ? (emulated ? vk::KernelSource{"attention_coopmat_v16_emulated", spirv::attention_coopmat_v16_emulated, 5, push}
+                          : vk::KernelSource{"attention_coopmat_v16", spirv::attention_coopmat_v16, 5, push})
+              : (emulated ? vk::KernelSource{"attention_coopmat_v32_emulated", spirv::attention_coopmat_v32_emulated, 5, push}
+                          : vk::KernelSource{"attention_coopmat_v32", spirv::attention_coopmat_v32, 5, push});
+      attention_ = &pipelines.get(source, spec);
+      attention_rows_ = kMatrixAttnRows;
+    }
   }
   // The memory kernels follow the attention kernel's family: Rows (CPU drivers) gets the
   // *_rows.comp kernels, which use no shared memory.

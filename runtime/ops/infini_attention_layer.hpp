@@ -4,6 +4,8 @@
 // owns the stream state (M, z and the open segment's K/V cache, all sized by the segment length,
 // never by the stream length) and records its work into a caller's command stream.
 #include <array>
+#include <optional>
+#include <string_view>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -35,7 +37,15 @@ struct TokenRows {
 // over the lanes of a workgroup (attention_split.comp), with Tiled over many workgroups whose
 // partial results are then merged (attention_decode.comp), so that all of a GPU's cores read the
 // cache. All give the same result up to summation order.
-enum class AttentionKernel { Auto, Tiled, Rows };
+// Matrix (attention_coopmat.comp) is Tiled on matrix units (cooperative matrices): Q K^T and P V on
+// 16 x 16 f16 fragments, the softmax in f32, for D a multiple of 16 and Dv of 32 whose tiles fit
+// shared memory; decode pieces still split the keys as Tiled does. Auto picks it on GPUs with
+// matrix units (ops/matrix_units.hpp) where the shape allows. MatrixEmulated is the same kernel
+// with emulated fragments, slow, for tests on devices without them. Q, K, P and V are rounded to
+// f16, so these two match the others to f16 accuracy, not summation order.
+enum class AttentionKernel { Auto, Tiled, Rows, Matrix, MatrixEmulated };
+const char* attention_kernel_name(AttentionKernel kernel);  // "auto", "tiled", "rows", "coopmat", ...
+std::optional<AttentionKernel> attention_kernel_named(std::string_view name);
 
 class InfiniAttentionLayer {
  public:

@@ -61,6 +61,7 @@
 #include "spirv/matvec_a32_bq6k.h"
 #include "spirv/matvec_a32_bq6k_shared.h"
 #include "infini/error.hpp"
+#include "ops/matrix_units.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
 
@@ -166,7 +167,7 @@ bool has_variant(KernelFamily family, ElementType a, ElementType b) {
 // per workgroup, 32 values of k per step (about 25 KiB of shared memory). A common starting point
 // for 16x16x16 f16 fragments; not yet tuned on a GPU.
 constexpr uint32_t kMatrixWarpsM = 2, kMatrixWarpsN = 2, kMatrixFragsM = 4, kMatrixFragsN = 4, kMatrixBK = 32;
-constexpr uint32_t kMatrixLanes = 32, kMatrixFragment = 16;
+constexpr uint32_t kMatrixLanes = 32, kMatrixFragment = 16;  // FRAG_LANES and the fragments' size
 constexpr uint32_t kMatrixBM = kMatrixWarpsM * kMatrixFragsM * kMatrixFragment;
 constexpr uint32_t kMatrixBN = kMatrixWarpsN * kMatrixFragsN * kMatrixFragment;
 
@@ -236,12 +237,6 @@ bool supports_lanes_matmul(const vk::Capabilities& caps) {
          caps.max_subgroup_size == kLanesWidth;
 }
 
-bool supports_matrix_matmul(const vk::Capabilities& caps) {
-  return caps.cooperative_matrix_nv && caps.has_matrix_shape({16, 16, 16, "f16", "f16", "f32", "f32"}) &&
-         caps.vulkan_memory_model && caps.shader_float16 && caps.subgroups_in_compute &&
-         (caps.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) && caps.min_subgroup_size == kMatrixLanes &&
-         caps.max_subgroup_size == kMatrixLanes;
-}
 
 bool matrix_matmul_types(ElementType a, ElementType b) { return has_variant(kMatrix, a, b); }
 
@@ -264,26 +259,30 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
                 "' does not have");
   if (kernel == MatmulKernel::Lanes && !supports_lanes_matmul(device.caps()))
     throw Error("matmul: the lanes kernel needs 8-lane subgroups with shuffle operations in compute shaders");
-  if (kernel == MatmulKernel::Matrix && !supports_matrix_matmul(device.caps()))
+  if (kernel == MatmulKernel::Matrix && !supports_matrix_units(device.caps()))
     throw Error("matmul: the coopmat kernel needs cooperative matrices (VK_NV_cooperative_matrix, 16x16x16 f16 with f32 "
                 "sums, 32-lane subgroups), which '" + device.caps().name + "' does not have");
   if (kernel == MatmulKernel::MatrixEmulated && !device.caps().shader_float16)
     throw Error("matmul: the coopmat-emulated kernel needs f16 arithmetic (shaderFloat16), which '" + device.caps().name +
                 "' does not have");
   kernel_ = kernel;
-  // Matrix units where the device has them: asked for, or Auto on such a GPU for the types they take.
-  const bool matrix = kernel == MatmulKernel::Matrix || kernel == MatmulKernel::MatrixEmulated ||
-                      (requested_auto && kernel == MatmulKernel::Tiled && supports_matrix_matmul(device.caps()) &&
-                       matrix_matmul_types(a, b));
-  if (matrix) {
-    const bool emulated = kernel == MatmulKernel::MatrixEmulated;
+  // Matrix units: asked for, or Auto where the device has them (or emulates them, see
+  // matrix_units_for_auto) for the types they take.
+  const MatrixUnits units = requested_auto ? matrix_units_for_auto(device.caps()) : MatrixUnits::None;
+  if (units != MatrixUnits::None && matrix_matmul_types(a, b))
+    kernel_ = units == MatrixUnits::Hardware ? MatmulKernel::Matrix : MatmulKernel::MatrixEmulated;
+  if (kernel_ == MatmulKernel::Matrix || kernel_ == MatmulKernel::MatrixEmulated) {
+    const bool emulated = kernel_ == MatmulKernel::MatrixEmulated;
     const uint32_t spec[] = {kMatrixWarpsM * kMatrixWarpsN * kMatrixLanes, kMatrixWarpsM, kMatrixWarpsN,
                              kMatrixFragsM, kMatrixFragsN, kMatrixBK};
     matrix_ = &device.pipelines().get(kernel_for(emulated ? KernelFamily(kMatrixEmulated) : KernelFamily(kMatrix), a, b), spec);
+    // Auto leaves decode's few rows to the vector kernel.
+    matrix_min_rows_ = requested_auto ? kMaxVectorRows + 1 : 1;
   }
-  // GPUs (Auto) take the matrix-vector kernel for calls of at most kMaxVectorRows rows.
+  // GPUs (Auto) take the matrix-vector kernel for calls of at most kMaxVectorRows rows, as does a
+  // device emulating matrix units (it runs what such a GPU runs).
   const bool vector = kernel == MatmulKernel::Vector || kernel == MatmulKernel::VectorShared ||
-                      (kernel == MatmulKernel::Tiled && requested_auto);
+                      (kernel == MatmulKernel::Tiled && requested_auto) || units == MatrixUnits::Emulated;
   if (vector) {
     const bool shared = kernel == MatmulKernel::VectorShared || !supports_subgroup_matvec(device.caps());
     const vk::KernelSource source = kernel_for(shared ? KernelFamily(kVectorShared) : KernelFamily(kVector), a, b);
@@ -335,7 +334,7 @@ Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
   if (vector_[0] && aligned(4) && args.m <= kMaxVectorRows)
     return {vector_[args.m - 1], {ceil_div(args.n, kVectorCols), 1, 1},
             kernel_ == MatmulKernel::VectorShared ? MatmulKernel::VectorShared : MatmulKernel::Vector};
-  if (matrix_ && aligned(8) && matrix_ranges_aligned(args))
+  if (matrix_ && args.m >= matrix_min_rows_ && aligned(8) && matrix_ranges_aligned(args))
     return {matrix_, {ceil_div(args.n, kMatrixBN), ceil_div(args.m, kMatrixBM), 1},
             kernel_ == MatmulKernel::MatrixEmulated ? MatmulKernel::MatrixEmulated : MatmulKernel::Matrix};
   if (kernel_ == MatmulKernel::Lanes && aligned(8) && args.m >= kLanesMinRows)

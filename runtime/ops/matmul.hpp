@@ -43,7 +43,7 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
 // Matrix ("coopmat"): matrix units through cooperative matrices (matmul_coopmat.comp): f16 inputs,
 // f32 sums, for f16 and block-format weights; K, the strides and offsets of A and B must be
 // multiples of 8, else the call runs Tiled. Auto takes it on GPUs that support it
-// (supports_matrix_matmul) for calls of more than kMaxVectorRows rows. MatrixEmulated
+// (supports_matrix_units) for calls of more than kMaxVectorRows rows. MatrixEmulated
 // ("coopmat-emulated"): the same kernel with the fragments emulated in plain arithmetic, slow, so
 // that its tiling can be tested on any device with f16 arithmetic.
 enum class MatmulKernel { Auto, Tiled, TiledHalf, Registers, Lanes, Vector, VectorShared, Matrix, MatrixEmulated };
@@ -55,8 +55,7 @@ std::optional<MatmulKernel> matmul_kernel_named(std::string_view name);
 
 // Whether the device can run MatmulKernel::Lanes.
 bool supports_lanes_matmul(const vk::Capabilities& caps);
-// Whether the device can run MatmulKernel::Matrix, and whether it has a variant for A and B.
-bool supports_matrix_matmul(const vk::Capabilities& caps);
+// Whether MatmulKernel::Matrix has a variant for A and B (the device: ops/matrix_units.hpp).
 bool matrix_matmul_types(ElementType a, ElementType b);
 
 struct MatmulArgs {
@@ -100,6 +99,7 @@ class Matmul {
   const vk::Pipeline* lanes_ = nullptr;       // Lanes: kLanesRows x 8 * kLanesCols per workgroup
   std::array<const vk::Pipeline*, kMaxVectorRows> vector_{};  // matvec.comp for 1..8 rows, when used
   const vk::Pipeline* matrix_ = nullptr;      // matmul_coopmat.comp (or its emulation), when used
+  uint32_t matrix_min_rows_ = 1;              // for calls of at least this many rows
 };
 
 }  // namespace infini::ops

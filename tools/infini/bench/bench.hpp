@@ -8,6 +8,7 @@
 
 #include "infini/attention_options.hpp"
 #include "infini/model.hpp"
+#include "ops/infini_attention_layer.hpp"
 #include "ops/matmul.hpp"
 #include "vk/command_stream.hpp"
 
@@ -23,6 +24,7 @@ struct BenchOptions {
   std::vector<std::string> dtypes{"f32", "f16"};
   // matmul: kernels to time in the same run.
   std::vector<ops::MatmulKernel> matmul_kernels{ops::MatmulKernel::Auto};
+  std::vector<ops::AttentionKernel> attention_kernels{ops::AttentionKernel::Auto};
   // attention: one layer over streams of these lengths.
   std::vector<int64_t> tokens{65536};
   int64_t segment = kDefaultSegment;

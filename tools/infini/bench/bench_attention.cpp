@@ -38,47 +38,50 @@ void bench_attention(BenchRun& run) {
 
   for (const std::string& name : o.dtypes) {
     const ElementType type = name == "f16" ? ElementType::F16 : ElementType::F32;
-    for (const int64_t tokens : o.tokens) {
-      vk::Device& dev = run.device;
-      const uint64_t baseline = dev.allocated_bytes();
-      dev.reset_peak();
-      ops::InfiniAttentionLayer layer(dev, shape, options, type, beta);
-      vk::Buffer dq = ops::upload_tensor(dev, q, type, "Q"), dk = ops::upload_tensor(dev, k, type, "K"),
-                 dv = ops::upload_tensor(dev, v, type, "V");
-      vk::Buffer out(dev, n * shape.heads_q * shape.value_dim * 4, vk::MemoryUse::DeviceLocal, "out");
-      vk::CommandStream full(dev, 2), tail(dev, 2);
-      // Segment 0 is recorded on its own (first-segment convention), then one full segment that is
-      // replayed; a shorter last segment gets its own recording.
-      auto record = [&](vk::CommandStream& s, uint32_t count) {
-        s.begin();
-        s.timestamp("start");
-        layer.record(s, {&dq, 0}, {&dk, 0}, {&dv, 0}, out, count);
-        if (layer.open_tokens() > 0) layer.record_finish(s);
-        s.timestamp("end");
-        s.end();
-      };
-      double device_ms = 0;
-      const int64_t full_segments = tokens / o.segment;
-      const uint32_t last = uint32_t(tokens % o.segment);
-      for (int64_t seg = 0; seg < full_segments; ++seg) {
-        if (seg <= 1) record(full, uint32_t(o.segment));  // segment 0, then the replayed one
-        device_ms += run.time_ms(full, 1)[0];
+    for (const ops::AttentionKernel kernel : o.attention_kernels) {
+      for (const int64_t tokens : o.tokens) {
+        vk::Device& dev = run.device;
+        const uint64_t baseline = dev.allocated_bytes();
+        dev.reset_peak();
+        ops::InfiniAttentionLayer layer(dev, shape, options, type, beta, kernel);
+        vk::Buffer dq = ops::upload_tensor(dev, q, type, "Q"), dk = ops::upload_tensor(dev, k, type, "K"),
+                   dv = ops::upload_tensor(dev, v, type, "V");
+        vk::Buffer out(dev, n * shape.heads_q * shape.value_dim * 4, vk::MemoryUse::DeviceLocal, "out");
+        vk::CommandStream full(dev, 2), tail(dev, 2);
+        // Segment 0 is recorded on its own (first-segment convention), then one full segment that is
+        // replayed; a shorter last segment gets its own recording.
+        auto record = [&](vk::CommandStream& s, uint32_t count) {
+          s.begin();
+          s.timestamp("start");
+          layer.record(s, {&dq, 0}, {&dk, 0}, {&dv, 0}, out, count);
+          if (layer.open_tokens() > 0) layer.record_finish(s);
+          s.timestamp("end");
+          s.end();
+        };
+        double device_ms = 0;
+        const int64_t full_segments = tokens / o.segment;
+        const uint32_t last = uint32_t(tokens % o.segment);
+        for (int64_t seg = 0; seg < full_segments; ++seg) {
+          if (seg <= 1) record(full, uint32_t(o.segment));  // segment 0, then the replayed one
+          device_ms += run.time_ms(full, 1)[0];
+        }
+        if (last) {
+          record(tail, last);
+          device_ms += run.time_ms(tail, 1)[0];
+        }
+        const double flops = double(full_segments) * segment_flops(shape, double(o.segment)) +
+                             (last ? segment_flops(shape, last) : 0.0);
+        const double gflops = flops / (device_ms * 1e6);
+        nlohmann::json record_json{{"workload", "attention"}, {"dtype", name}, {"tokens", tokens},
+                                   {"kernel", ops::attention_kernel_name(layer.attention_kernel())},
+                                   {"segment", o.segment}, {"heads_q", shape.heads_q}, {"heads_kv", shape.heads_kv},
+                                   {"head_dim", shape.head_dim}, {"segments", full_segments + (last ? 1 : 0)},
+                                   {"ms", device_ms}, {"tokens_per_s", double(tokens) / (device_ms * 1e-3)},
+                                   {"gflops", gflops}};
+        if (run.peak_gflops > 0) record_json["fraction_of_peak"] = gflops / run.peak_gflops;
+        record_json["stream_peak_device_bytes"] = dev.peak_allocated_bytes() - baseline;
+        run.emit(record_json);
       }
-      if (last) {
-        record(tail, last);
-        device_ms += run.time_ms(tail, 1)[0];
-      }
-      const double flops = double(full_segments) * segment_flops(shape, double(o.segment)) +
-                           (last ? segment_flops(shape, last) : 0.0);
-      const double gflops = flops / (device_ms * 1e6);
-      nlohmann::json record_json{{"workload", "attention"}, {"dtype", name}, {"tokens", tokens},
-                                 {"segment", o.segment}, {"heads_q", shape.heads_q}, {"heads_kv", shape.heads_kv},
-                                 {"head_dim", shape.head_dim}, {"segments", full_segments + (last ? 1 : 0)},
-                                 {"ms", device_ms}, {"tokens_per_s", double(tokens) / (device_ms * 1e-3)},
-                                 {"gflops", gflops}};
-      if (run.peak_gflops > 0) record_json["fraction_of_peak"] = gflops / run.peak_gflops;
-      record_json["stream_peak_device_bytes"] = dev.peak_allocated_bytes() - baseline;
-      run.emit(record_json);
     }
   }
 }

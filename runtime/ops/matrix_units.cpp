@@ -1,0 +1,26 @@
+#include "ops/matrix_units.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "infini/error.hpp"
+
+namespace infini::ops {
+
+bool supports_matrix_units(const vk::Capabilities& caps) {
+  constexpr uint32_t kLanes = 32;  // FRAG_LANES in common/fragments.glsl
+  return caps.cooperative_matrix_nv && caps.has_matrix_shape({16, 16, 16, "f16", "f16", "f32", "f32"}) &&
+         caps.vulkan_memory_model && caps.shader_float16 && caps.subgroups_in_compute &&
+         (caps.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) && caps.min_subgroup_size == kLanes &&
+         caps.max_subgroup_size == kLanes;
+}
+
+MatrixUnits matrix_units_for_auto(const vk::Capabilities& caps) {
+  if (supports_matrix_units(caps)) return MatrixUnits::Hardware;
+  const char* env = std::getenv("INFINI_MATRIX_UNITS");
+  if (!env || !*env) return MatrixUnits::None;
+  if (std::string(env) != "emulate") throw Error("INFINI_MATRIX_UNITS takes 'emulate', not '" + std::string(env) + "'");
+  return caps.shader_float16 ? MatrixUnits::Emulated : MatrixUnits::None;
+}
+
+}  // namespace infini::ops

@@ -1,0 +1,19 @@
+#pragma once
+// Whether a device can run the kernels built on common/fragments.glsl with hardware fragments
+// (MATRIX_UNITS): VK_NV_cooperative_matrix with 16x16x16 f16 x f16 + f32 fragments at subgroup
+// scope, the Vulkan memory model those shaders are compiled for, f16 arithmetic, and subgroups of
+// exactly 32 lanes (the fragments' warps). Matmul and attention both ask here.
+#include "vk/capabilities.hpp"
+
+namespace infini::ops {
+
+bool supports_matrix_units(const vk::Capabilities& caps);
+
+// What the Auto kernels use: the hardware fragments where the device supports them. With
+// INFINI_MATRIX_UNITS=emulate, a device without them that has f16 arithmetic takes the emulated
+// fragments instead (slow): that runs everything a matrix-unit GPU would, on lavapipe, so the
+// test suite can be run as such a GPU runs it. Any other value of the variable is an error.
+enum class MatrixUnits { None, Hardware, Emulated };
+MatrixUnits matrix_units_for_auto(const vk::Capabilities& caps);
+
+}  // namespace infini::ops

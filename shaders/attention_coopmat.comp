@@ -1,0 +1,172 @@
+#version 450
+// Causal softmax attention inside one segment on matrix units, flash style (the same job as
+// attention_segment.comp): a workgroup of 4 warps takes BR = 64 query rows of one query head, 16
+// per warp, and walks the key tiles of BC = 32 keys up to its last row.
+//
+// Per key tile: S = Q K^T on fragments (Q, f16, stays in the warp's fragments for the whole walk;
+// K is staged as f16), the scores go through shared memory to an online softmax in f32 (two
+// invocations per row), P is rounded to f16 and P V is computed on fragments, DVC = 32 value
+// columns at a time, into fresh accumulators that are added to the running output in registers
+// (rescaling by exp(m_old - m_new) is per row, which fragments cannot do). The row sums add the
+// f16-rounded P that the product uses, so normalisation matches it.
+//
+// Queries are rows 0..q_rows-1 of Q (already rotated, f32) at segment positions q_pos0 + row;
+// keys and values are the segment cache, positions 0..q_pos0 + q_rows - 1. Query head h reads
+// KV head h / (Hq / Hkv). Output (A_dot) is f32 [q_rows][Hq][Dv]. D and Dv are specialization
+// constants, multiples of 16 (the host checks, and that shared memory fits).
+//
+// MATRIX_UNITS takes the hardware fragments (VK_NV_cooperative_matrix); without it they are
+// emulated (common/fragments.glsl), for tests on devices without matrix units.
+//! variant v32 -DMATRIX_UNITS
+//! variant v16 -DMATRIX_UNITS -DV_F16
+//! variant v32_emulated
+//! variant v16_emulated -DV_F16
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#ifdef MATRIX_UNITS
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#endif
+#include "common/activations.glsl"
+#include "common/storage.glsl"
+#include "common/fragments.glsl"
+
+layout(local_size_x_id = 0) in;  // WARPS * 32
+layout(constant_id = 1) const uint D = 64;   // head dim
+layout(constant_id = 2) const uint DV = 64;  // value dim
+
+const uint WARPS = 4u;
+const uint BR = WARPS * 16u;     // query rows per workgroup
+const uint BC = 32u;             // keys per tile
+const uint DVC = 32u;            // value columns per P V pass
+const uint WG = WARPS * FRAG_LANES;
+const uint HALF = BC / 2u;       // scores (and output columns per pass) per invocation: 2 per row
+const uint LDQ = D + 8u;         // f16 row strides: multiples of 8 (16-byte rows), off the banks' period
+const uint LDV = DVC + 8u;
+const uint LDP = BC + 8u;
+const uint LDS = BC + 4u;        // f32 scores and P V staging: a multiple of 4
+
+layout(push_constant) uniform Params {
+  uint q_rows;
+  uint heads_q, heads_kv, head_dim, value_dim;
+  float scale;
+} p;
+
+DECLARE_F32_INPUT(0, Q)
+DECLARE_F32_INPUT(1, K)
+#ifdef V_F16
+DECLARE_F16_INPUT(2, V)
+#else
+DECLARE_F32_INPUT(2, V)
+#endif
+layout(std430, binding = 3) writeonly buffer Out { float out_data[]; };
+// The open segment's length when the piece runs: from a buffer, so one recording serves every position.
+layout(std430, binding = 4) readonly buffer Position { uint q_pos0; };
+
+shared float16_t q_tile[BR * LDQ];
+shared float16_t k_tile[BC * LDQ];
+shared float16_t v_tile[BC * LDV];
+shared float16_t p_tile[BR * LDP];
+shared float s_tile[BR * LDS];  // scores, then each pass's P V
+shared float row_max[2u * BR];
+shared float row_sum[2u * BR];
+
+void main() {
+  const uint tid = gl_LocalInvocationIndex;
+  const uint warp = WARP_ID;
+  const uint r = tid / 2u, half_ = tid % 2u;  // the row this invocation keeps, and its half of the columns
+  const uint h = gl_WorkGroupID.y;
+  const uint kvh = h / (p.heads_q / p.heads_kv);
+  const uint q0 = gl_WorkGroupID.x * BR;
+  const uint last_key = q_pos0 + min(q0 + BR, p.q_rows) - 1u;  // the last row's position
+  const uint q_pos = min(q_pos0 + q0 + r, last_key);           // rows past q_rows act as the last
+  const uint q_stride = p.heads_q * D, k_stride = p.heads_kv * D, v_stride = p.heads_kv * DV;
+
+  for (uint e = tid; e < BR * D; e += WG) {
+    const uint rr = e / D, d = e % D, row = q0 + rr;
+    q_tile[rr * LDQ + d] = float16_t(row < p.q_rows ? load_Q(row * q_stride + h * D + d) : 0.0);
+  }
+  barrier();
+  FRAG_A q_frag[D / 16u];
+  for (uint i = 0u; i < D / 16u; ++i) FRAG_LOAD(q_frag[i], q_tile, warp * 16u * LDQ + i * 16u, LDQ, false);
+
+  float o[DV / 2u];  // columns c * DVC + half_ * HALF + j of this row, for pass c
+  for (uint i = 0u; i < DV / 2u; ++i) o[i] = 0.0;
+  float m = kSoftmaxInit, l = 0.0;
+
+  for (uint k0 = 0u; k0 <= last_key; k0 += BC) {
+    for (uint e = tid; e < BC * D; e += WG) {
+      const uint j = e / D, d = e % D, key = k0 + j;
+      k_tile[j * LDQ + d] = float16_t(key <= last_key ? load_K(key * k_stride + kvh * D + d) : 0.0);
+    }
+    barrier();
+    // S = Q K^T for the warp's 16 rows: K^T is the tile read by columns.
+    FRAG_C s_frag[BC / 16u];
+    for (uint j = 0u; j < BC / 16u; ++j) FRAG_ZERO(s_frag[j]);
+    for (uint i = 0u; i < D / 16u; ++i)
+      for (uint j = 0u; j < BC / 16u; ++j) {
+        FRAG_B k_frag;
+        FRAG_LOAD(k_frag, k_tile, j * 16u * LDQ + i * 16u, LDQ, true);
+        FRAG_MUL_ADD(s_frag[j], q_frag[i], q_tile, k_frag, k_tile);
+      }
+    for (uint j = 0u; j < BC / 16u; ++j) FRAG_STORE(s_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
+    barrier();
+
+    // Online softmax: scale, causal mask, new running max, rescale what was accumulated.
+    float s[HALF];
+    float mx = kSoftmaxInit;
+    [[unroll]] for (uint c = 0u; c < HALF; ++c) {
+      const uint j = half_ * HALF + c;
+      s[c] = k0 + j <= q_pos ? s_tile[r * LDS + j] * p.scale : kSoftmaxInit;
+      mx = max(mx, s[c]);
+    }
+    row_max[half_ * BR + r] = mx;
+    barrier();
+    const float m_new = max(m, max(row_max[r], row_max[BR + r]));
+    const float alpha = exp(m - m_new);
+    float sum = 0.0;
+    [[unroll]] for (uint c = 0u; c < HALF; ++c) {
+      const uint j = half_ * HALF + c;
+      const float16_t pv = float16_t(k0 + j <= q_pos ? exp(s[c] - m_new) : 0.0);
+      p_tile[r * LDP + j] = pv;
+      sum += float(pv);
+    }
+    row_sum[half_ * BR + r] = sum;
+    barrier();
+    l = l * alpha + row_sum[r] + row_sum[BR + r];
+    m = m_new;
+    for (uint i = 0u; i < DV / 2u; ++i) o[i] *= alpha;
+
+    // O += P V, DVC value columns per pass.
+    for (uint c0 = 0u; c0 < DV; c0 += DVC) {
+      for (uint e = tid; e < BC * DVC; e += WG) {
+        const uint j = e / DVC, c = e % DVC, key = k0 + j;
+        v_tile[j * LDV + c] = float16_t(key <= last_key ? load_V(key * v_stride + kvh * DV + c0 + c) : 0.0);
+      }
+      barrier();
+      FRAG_C pv_frag[DVC / 16u];
+      for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(pv_frag[j]);
+      for (uint i = 0u; i < BC / 16u; ++i) {
+        FRAG_A p_frag;
+        FRAG_LOAD(p_frag, p_tile, warp * 16u * LDP + i * 16u, LDP, false);
+        for (uint j = 0u; j < DVC / 16u; ++j) {
+          FRAG_B v_frag;
+          FRAG_LOAD(v_frag, v_tile, i * 16u * LDV + j * 16u, LDV, false);
+          FRAG_MUL_ADD(pv_frag[j], p_frag, p_tile, v_frag, v_tile);
+        }
+      }
+      for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(pv_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
+      barrier();
+      [[unroll]] for (uint c = 0u; c < HALF; ++c) o[(c0 / DVC) * HALF + c] += s_tile[r * LDS + half_ * HALF + c];
+      barrier();
+    }
+  }
+
+  if (q0 + r >= p.q_rows) return;
+  const float inv_l = 1.0 / l;
+  const uint base = (q0 + r) * p.heads_q * DV + h * DV;
+  for (uint c0 = 0u; c0 < DV; c0 += DVC)
+    [[unroll]] for (uint c = 0u; c < HALF; ++c) out_data[base + c0 + half_ * HALF + c] = o[(c0 / DVC) * HALF + c] * inv_l;
+}

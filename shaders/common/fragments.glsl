@@ -1,0 +1,68 @@
+// 16 x 16 fragments for matrix units (cooperative matrices), as macros, so that one kernel source
+// runs on the hardware fragments (-DMATRIX_UNITS: VK_NV_cooperative_matrix, f16 inputs, f32 sums)
+// or emulates them in plain arithmetic on any device with f16 arithmetic, which is how kernels
+// built on them are tested where no matrix units exist.
+//
+//   FRAG_A, FRAG_B, FRAG_C    a 16 x 16 operand (f16) and accumulator (f32) of a warp
+//   FRAG_ZERO(c)              c = 0
+//   FRAG_LOAD(f, ARRAY, at, ld, cols)
+//                             f = the 16 x 16 block of shared array ARRAY (float16_t) at element
+//                             `at`: row i, column j at at + i * ld + j, or at + j * ld + i if `cols`
+//   FRAG_MUL_ADD(c, a, A_ARRAY, b, B_ARRAY)
+//                             c += a * b, where a and b were loaded from A_ARRAY and B_ARRAY, which
+//                             must not have changed since (the emulation reads them there)
+//   FRAG_STORE(c, ARRAY, at, ld)
+//                             row i, column j of c to ARRAY[at + i * ld + j] (shared or storage)
+//   WARP_ID, LANE_ID          the warp (subgroup) of 32 lanes this invocation belongs to, its lane
+//
+// Cooperative loads and stores need `at` and `ld` to keep rows 16-byte aligned: multiples of 8 for
+// f16, of 4 for f32. The hardware path needs 32-lane subgroups, which the host checks.
+#ifndef INFINI_FRAGMENTS_GLSL
+#define INFINI_FRAGMENTS_GLSL
+
+const uint FRAG_LANES = 32u;
+
+#ifdef MATRIX_UNITS
+#define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define FRAG_B fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define FRAG_C fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define WARP_ID gl_SubgroupID
+#define LANE_ID gl_SubgroupInvocationID
+#define FRAG_ZERO(c) c = FRAG_C(0.0)
+#define FRAG_LOAD(f, ARRAY, at, ld, cols) coopMatLoadNV(f, ARRAY, at, ld, cols)
+#define FRAG_MUL_ADD(c, a, A_ARRAY, b, B_ARRAY) c = coopMatMulAddNV(a, b, c)
+#define FRAG_STORE(c, ARRAY, at, ld) coopMatStoreNV(c, ARRAY, at, ld, false)
+#else
+// An operand is its place in the shared array; lane l of an accumulator holds elements 8l..8l+7
+// of the row-major 16 x 16 block.
+struct FragmentPlace {
+  uint at, ld;
+  bool cols;
+};
+struct FragmentSums {
+  float v[8];
+};
+#define FRAG_A FragmentPlace
+#define FRAG_B FragmentPlace
+#define FRAG_C FragmentSums
+#define WARP_ID (gl_LocalInvocationIndex / FRAG_LANES)
+#define LANE_ID (gl_LocalInvocationIndex % FRAG_LANES)
+#define FRAG_ZERO(c) [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) c.v[e_] = 0.0
+#define FRAG_LOAD(f, ARRAY, at_, ld_, cols_) f = FragmentPlace(at_, ld_, cols_)
+#define FRAG_AT(f, i, j) ((f).at + ((f).cols ? (j) * (f).ld + (i) : (i) * (f).ld + (j)))
+#define FRAG_MUL_ADD(c, a, A_ARRAY, b, B_ARRAY)                                         \
+  [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                        \
+    const uint r_ = (LANE_ID * 8u + e_) / 16u, c_ = (LANE_ID * 8u + e_) % 16u;           \
+    float s_ = 0.0;                                                                     \
+    for (uint k_ = 0u; k_ < 16u; ++k_)                                                  \
+      s_ += float(A_ARRAY[FRAG_AT(a, r_, k_)]) * float(B_ARRAY[FRAG_AT(b, k_, c_)]);    \
+    c.v[e_] += s_;                                                                      \
+  }
+#define FRAG_STORE(c, ARRAY, at_, ld_)                                                  \
+  [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                        \
+    const uint r_ = (LANE_ID * 8u + e_) / 16u, c_ = (LANE_ID * 8u + e_) % 16u;           \
+    ARRAY[(at_) + r_ * (ld_) + c_] = c.v[e_];                                           \
+  }
+#endif
+
+#endif
