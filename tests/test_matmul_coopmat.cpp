@@ -111,7 +111,7 @@ TEST_CASE_METHOD(GpuTest, "auto takes the matrix units exactly where the device 
   CHECK(emulated.kernel_for_call(shifted) == ops::MatmulKernel::MatrixEmulated);
 }
 
-TEST_CASE_METHOD(GpuTest, "INFINI_MATRIX_UNITS=emulate makes auto take the emulated matrix kernels; other values are refused",
+TEST_CASE_METHOD(GpuTest, "INFINI_MATRIX_UNITS: off keeps auto off matrix units, emulate takes the emulated kernels",
                  "[gpu][matmul]") {
   const char* before = std::getenv("INFINI_MATRIX_UNITS");
   const std::string saved = before ? before : "";
@@ -128,9 +128,11 @@ TEST_CASE_METHOD(GpuTest, "INFINI_MATRIX_UNITS=emulate makes auto take the emula
     CHECK(matmul.kernel_for_call({8, 64, 64}) != ops::MatmulKernel::MatrixEmulated);  // decode rows, as on a GPU
     CHECK(layer.attention_kernel() == ops::AttentionKernel::MatrixEmulated);
   }
+  setenv("INFINI_MATRIX_UNITS", "off", 1);  // the f32 kernels, matrix units or not
+  CHECK_FALSE(ops::Matmul(device(), ElementType::F32, ElementType::F16).uses_matrix_units());
+  CHECK(ops::Matmul(device(), ElementType::F32, ElementType::F16).kernel_for_call({64, 64, 64}) != ops::MatmulKernel::MatrixEmulated);
   setenv("INFINI_MATRIX_UNITS", "yes", 1);
-  if (!ops::supports_matrix_units(caps))
-    CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16), Catch::Contains("INFINI_MATRIX_UNITS takes 'emulate'"));
+  CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16), Catch::Contains("takes 'off' or 'emulate'"));
   if (before) setenv("INFINI_MATRIX_UNITS", saved.c_str(), 1);
   else unsetenv("INFINI_MATRIX_UNITS");
 }

@@ -16,11 +16,13 @@ bool supports_matrix_units(const vk::Capabilities& caps) {
 }
 
 MatrixUnits matrix_units_for_auto(const vk::Capabilities& caps) {
-  if (supports_matrix_units(caps)) return MatrixUnits::Hardware;
   const char* env = std::getenv("INFINI_MATRIX_UNITS");
-  if (!env || !*env) return MatrixUnits::None;
-  if (std::string(env) != "emulate") throw Error("INFINI_MATRIX_UNITS takes 'emulate', not '" + std::string(env) + "'");
-  return caps.shader_float16 ? MatrixUnits::Emulated : MatrixUnits::None;
+  const std::string mode = env ? env : "";
+  if (!mode.empty() && mode != "off" && mode != "emulate")
+    throw Error("INFINI_MATRIX_UNITS takes 'off' or 'emulate', not '" + mode + "'");
+  if (mode == "off") return MatrixUnits::None;
+  if (supports_matrix_units(caps)) return MatrixUnits::Hardware;
+  return mode == "emulate" && caps.shader_float16 ? MatrixUnits::Emulated : MatrixUnits::None;
 }
 
 }  // namespace infini::ops

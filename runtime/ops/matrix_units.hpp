@@ -9,10 +9,11 @@ namespace infini::ops {
 
 bool supports_matrix_units(const vk::Capabilities& caps);
 
-// What the Auto kernels use: the hardware fragments where the device supports them. With
-// INFINI_MATRIX_UNITS=emulate, a device without them that has f16 arithmetic takes the emulated
-// fragments instead (slow): that runs everything a matrix-unit GPU would, on lavapipe, so the
-// test suite can be run as such a GPU runs it. Any other value of the variable is an error.
+// What the Auto kernels use: the hardware fragments where the device supports them.
+// INFINI_MATRIX_UNITS=off: never (the f32 kernels everywhere). INFINI_MATRIX_UNITS=emulate: a
+// device without them that has f16 arithmetic takes the emulated fragments instead (slow); that
+// runs everything a matrix-unit GPU would, on lavapipe, so the test suite can be run as such a GPU
+// runs it. Any other value of the variable is an error.
 enum class MatrixUnits { None, Hardware, Emulated };
 MatrixUnits matrix_units_for_auto(const vk::Capabilities& caps);
 

@@ -44,6 +44,7 @@ if len(records) == 3:
     check(bw["gbytes_per_s_min"] <= bw["gbytes_per_s"] <= bw["gbytes_per_s_max"] and bw["gbytes_per_s"] > 0
           and bw["bytes"] > 0 and bw["pattern"] in ("contiguous", "interleaved"), f"bandwidth figures {bw}")
     check([x["kernel"] for x in records[1:]] == ["registers", "vector"], f"kernels {records[1:]}")
+    check([x["ran"] for x in records[1:]] == ["registers", "vector"], f"kernels that ran {records[1:]}")
     for x in records[1:]:
         # A 1x40x64 f32-f16 call moves 64*4 + 40*64*2 + 40*4 bytes (odd repeats: the median rate is
         # the median time's).
@@ -81,7 +82,15 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(all(st["queued_us"] == 0 and st["thread_wake_us"] == 0 for st in stages),
                       "one device hands nothing over")
 
-for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--workload", "nothing"], ["--repeat", "0"]):
+# K not a multiple of 8: the matrix kernel (emulated here) hands the call to the tiled one.
+r = run(["--workload", "matmul", "--m", "24", "--n", "40", "--k", "60", "--dtype", "f32-f16",
+         "--matmul-kernel", "coopmat-emulated", "--repeat", "1"])
+check(r.returncode == 0, "bench coopmat-emulated: " + r.stderr)
+records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+check([(x.get("kernel"), x.get("ran")) for x in records] == [("coopmat-emulated", "tiled")], f"fallback {records}")
+
+for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-kernel", "flash"], ["--workload", "nothing"],
+            ["--repeat", "0"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 
