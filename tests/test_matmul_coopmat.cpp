@@ -161,6 +161,8 @@ TEST_CASE("the matrix kernel asks for cooperative matrices and the Vulkan memory
   CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps),
              Catch::Contains("needs cooperative matrices (VK_NV_cooperative_matrix)"));
   caps.cooperative_matrix_nv = true;
+  CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("needs full subgroups"));
+  caps.compute_full_subgroups = true;
   CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("needs vulkanMemoryModel"));
   caps.vulkan_memory_model = true;
   CHECK(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps).empty());

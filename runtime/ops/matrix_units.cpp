@@ -12,7 +12,7 @@ bool supports_matrix_units(const vk::Capabilities& caps) {
   return caps.cooperative_matrix_nv && caps.has_matrix_shape({16, 16, 16, "f16", "f16", "f32", "f32"}) &&
          caps.vulkan_memory_model && caps.shader_float16 && caps.subgroups_in_compute &&
          (caps.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) && caps.min_subgroup_size == kLanes &&
-         caps.max_subgroup_size == kLanes;
+         caps.max_subgroup_size == kLanes && caps.compute_full_subgroups;
 }
 
 MatrixUnits matrix_units_for_auto(const vk::Capabilities& caps) {

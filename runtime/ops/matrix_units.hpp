@@ -2,7 +2,8 @@
 // Whether a device can run the kernels built on common/fragments.glsl with hardware fragments
 // (MATRIX_UNITS): VK_NV_cooperative_matrix with 16x16x16 f16 x f16 + f32 fragments at subgroup
 // scope, the Vulkan memory model those shaders are compiled for, f16 arithmetic, and subgroups of
-// exactly 32 lanes (the fragments' warps). Matmul and attention both ask here.
+// exactly 32 lanes (the fragments' warps), launched full (computeFullSubgroups). Matmul and
+// attention both ask here.
 #include "vk/capabilities.hpp"
 
 namespace infini::ops {

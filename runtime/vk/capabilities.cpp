@@ -270,6 +270,7 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
   c.storage_buffer_16bit = storage16.storageBuffer16BitAccess;
   c.storage_buffer_8bit = storage8.storageBuffer8BitAccess;
   c.timeline_semaphore = timeline.timelineSemaphore;
+  c.compute_full_subgroups = size_control_ext && size_control_features.computeFullSubgroups;
   if (size_control_ext && size_control_features.subgroupSizeControl &&
       (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
     c.subgroup_size_control = true;

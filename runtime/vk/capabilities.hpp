@@ -47,6 +47,7 @@ struct Capabilities {
   uint32_t min_subgroup_size = 0;  // equal to subgroup_size without subgroup size control
   uint32_t max_subgroup_size = 0;
   bool subgroup_size_control = false;
+  bool compute_full_subgroups = false;  // computeFullSubgroups: a pipeline may require full subgroups
   bool subgroups_in_compute = false;
   VkSubgroupFeatureFlags subgroup_operations = 0;
 

@@ -62,8 +62,9 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
       extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
     }
   }
-  if (caps_.subgroup_size_control) {
-    size_control.subgroupSizeControl = VK_TRUE;
+  if (caps_.subgroup_size_control || caps_.compute_full_subgroups) {
+    size_control.subgroupSizeControl = caps_.subgroup_size_control;
+    size_control.computeFullSubgroups = caps_.compute_full_subgroups;
     chain(size_control);
     if (caps_.api_version < VK_API_VERSION_1_3) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   }

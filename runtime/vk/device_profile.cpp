@@ -40,6 +40,7 @@ void apply_device_profile(Capabilities& c, const DeviceProfile& p) {
   c.integer_dot_product = c.integer_dot_product && c.api_version >= VK_API_VERSION_1_3;
   c.cooperative_matrix_khr = c.cooperative_matrix_nv = false;  // no profiled GPU has matrix units
   c.matrix_shapes.clear();
+  c.compute_full_subgroups = false;  // only the matrix-unit kernels ask for it
   c.max_shared_memory_bytes = std::min(c.max_shared_memory_bytes, p.max_shared_memory_bytes);
   c.max_workgroup_invocations = std::min(c.max_workgroup_invocations, p.max_workgroup_invocations);
   for (int i = 0; i < 3; ++i) c.max_workgroup_size[i] = std::min(c.max_workgroup_size[i], p.max_workgroup_size[i]);

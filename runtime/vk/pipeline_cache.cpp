@@ -67,9 +67,8 @@ const Pipeline& PipelineCache::get(const KernelSource& kernel, std::span<const u
                 " bytes of push constants; the device allows maxPushConstantsSize " +
                 std::to_string(caps.max_push_constants_bytes));
   if (kernel.spirv.empty()) throw Error("kernel " + std::string(kernel.name) + " has no SPIR-V");
-  if (std::string unmet = unmet_requirement(kernel.name, spirv_requirements(kernel.spirv, spec_constants), caps);
-      !unmet.empty())
-    throw Error(unmet);
+  const SpirvRequirements needs = spirv_requirements(kernel.spirv, spec_constants);
+  if (std::string unmet = unmet_requirement(kernel.name, needs, caps); !unmet.empty()) throw Error(unmet);
 
   VkDevice dev = device_.handle();
   auto p = std::make_unique<Pipeline>();
@@ -115,6 +114,8 @@ const Pipeline& PipelineCache::get(const KernelSource& kernel, std::span<const u
   info.stage.module = module_handle;
   info.stage.pName = "main";
   info.stage.pSpecializationInfo = spec_constants.empty() ? nullptr : &spec;
+  // Cooperative matrices are operated on by whole subgroups: every lane of each must be there.
+  if (needs.cooperative_matrix_nv) info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   info.layout = layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
   INFINI_VK_CHECK(vkCreateComputePipelines(dev, cache_.get(), 1, &info, nullptr, &pipeline));

@@ -231,6 +231,8 @@ std::string unmet_requirement(std::string_view kernel, const SpirvRequirements& 
     return k + " needs storageBuffer8BitAccess, which the device does not have";
   if (needs.cooperative_matrix_nv && !caps.cooperative_matrix_nv)
     return k + " needs cooperative matrices (VK_NV_cooperative_matrix), which the device does not have";
+  if (needs.cooperative_matrix_nv && !caps.compute_full_subgroups)
+    return k + " needs full subgroups (computeFullSubgroups) for its cooperative matrices, which the device does not have";
   if (needs.vulkan_memory_model && !caps.vulkan_memory_model)
     return k + " needs vulkanMemoryModel, which the device does not have";
   if (needs.subgroup_operations) {
