@@ -6,6 +6,7 @@
 #include "infini/error.hpp"
 #include "ops/dispatch_grid.hpp"
 #include "ops/rope_table.hpp"
+#include "vk/spirv_requirements.hpp"
 #include "ops/matrix_units.hpp"
 #include "spirv/attention_coopmat_v16.h"
 #include "spirv/attention_coopmat_v16_emulated.h"
@@ -90,18 +91,17 @@ AttnTiles attention_tiles(const vk::Capabilities& caps) {
   return choices[std::size(choices) - 1];  // the pipeline cache names the limit
 }
 // attention_coopmat.comp: 4 warps of 32 lanes, 16 query rows each; tiles of 32 keys, passes of 32
-// value columns. Its shared memory: Q [64][D + 8] and K [32][D + 8] f16, V [32][40] and P [64][40]
-// f16, scores [64][36] f32 and two [128] f32 row reductions (43 KiB at D 128, 31 KiB at D 64).
+// value columns; specialization constants: workgroup size, D, Dv (43 KiB of shared memory at D 128,
+// 31 KiB at D 64).
 constexpr uint32_t kMatrixAttnWorkgroup = 128, kMatrixAttnRows = 64;
-uint64_t matrix_attention_shared_bytes(uint32_t head_dim) {
-  return 2ull * (64 + 32) * (head_dim + 8) + 2ull * 32 * 40 + 2ull * 64 * 40 + 4ull * 64 * 36 + 4ull * 2 * 128;
-}
-// Why the matrix attention cannot take this shape on this device; empty when it can.
+// Why the matrix attention cannot take this shape on this device; empty when it can. Its shared
+// memory is read from the kernel itself (every variant declares the same arrays).
 std::string matrix_attention_misfit(const AttentionShape& s, const vk::Capabilities& caps) {
   if (s.head_dim % 16 || s.value_dim % 32)
     return "needs D a multiple of 16 and Dv of 32, got D = " + std::to_string(s.head_dim) + ", Dv = " +
            std::to_string(s.value_dim);
-  const uint64_t bytes = matrix_attention_shared_bytes(uint32_t(s.head_dim));
+  const uint32_t spec[] = {kMatrixAttnWorkgroup, uint32_t(s.head_dim), uint32_t(s.value_dim)};
+  const uint64_t bytes = vk::spirv_requirements(spirv::attention_coopmat_v32_emulated, spec).shared_bytes;
   if (bytes > caps.max_shared_memory_bytes)
     return "needs " + std::to_string(bytes) + " bytes of shared memory at D = " + std::to_string(s.head_dim) +
            "; the device allows maxComputeSharedMemorySize " + std::to_string(caps.max_shared_memory_bytes);
@@ -208,9 +208,9 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
                 std::to_string(shape.head_dim) + ", Dv = " + std::to_string(shape.value_dim));
   const vk::Capabilities& caps = device.caps();
   const std::string matrix_misfit = matrix_attention_misfit(shape, caps);
-  if (kernel == AttentionKernel::Matrix && !supports_matrix_units(caps))
-    throw Error("infini attention: the matrix kernel needs cooperative matrices (VK_NV_cooperative_matrix, 16x16x16 "
-                "f16 with f32 sums, 32-lane subgroups), which '" + caps.name + "' does not have");
+  if (const std::string missing = kernel == AttentionKernel::Matrix ? missing_matrix_units(caps) : "";
+      !missing.empty())
+    throw Error("infini attention: the matrix kernel needs " + missing + ", which '" + caps.name + "' does not have");
   if (kernel == AttentionKernel::MatrixEmulated && !caps.shader_float16)
     throw Error("infini attention: the matrix-emulated kernel needs f16 arithmetic (shaderFloat16), which '" + caps.name +
                 "' does not have");

@@ -81,10 +81,15 @@ struct Variant {
 };
 using KernelFamily = std::span<const Variant>;
 
+const Variant* find_variant(KernelFamily family, ElementType a, ElementType b) {
+  for (const Variant& v : family)
+    if (v.a == a && v.b == b) return &v;
+  return nullptr;
+}
+
 vk::KernelSource kernel_for(KernelFamily family, ElementType a, ElementType b) {
   constexpr uint32_t kBuffers = 3;
-  for (const Variant& v : family)
-    if (v.a == a && v.b == b) return {v.name, v.spirv, kBuffers, sizeof(Push)};
+  if (const Variant* v = find_variant(family, a, b)) return {v->name, v->spirv, kBuffers, sizeof(Push)};
   throw Error("matmul: no kernel for A " + std::string(element_name(a)) + " and B " + std::string(element_name(b)));
 }
 
@@ -155,12 +160,6 @@ constexpr Variant kMatrixEmulated[] = {
 // offsets; the ranges must start on 16 bytes for that to hold in memory.
 bool matrix_ranges_aligned(const MatmulArgs& args) {
   return args.a.offset % 16 == 0 && args.b.offset % 16 == 0 && args.c.offset % 16 == 0;
-}
-
-bool has_variant(KernelFamily family, ElementType a, ElementType b) {
-  for (const Variant& v : family)
-    if (v.a == a && v.b == b) return true;
-  return false;
 }
 
 // matmul_coopmat.comp: 2 x 2 warps of 32 lanes, each 4 x 4 fragments of 16 x 16, so 128 x 128 of C
@@ -237,8 +236,7 @@ bool supports_lanes_matmul(const vk::Capabilities& caps) {
          caps.max_subgroup_size == kLanesWidth;
 }
 
-
-bool matrix_matmul_types(ElementType a, ElementType b) { return has_variant(kMatrix, a, b); }
+bool matrix_matmul_types(ElementType a, ElementType b) { return find_variant(kMatrix, a, b) != nullptr; }
 
 MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
   // 64x64 tiles of 4x4 per invocation: 256 invocations and 8 KiB of shared memory fit every
@@ -259,9 +257,9 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
                 "' does not have");
   if (kernel == MatmulKernel::Lanes && !supports_lanes_matmul(device.caps()))
     throw Error("matmul: the lanes kernel needs 8-lane subgroups with shuffle operations in compute shaders");
-  if (kernel == MatmulKernel::Matrix && !supports_matrix_units(device.caps()))
-    throw Error("matmul: the coopmat kernel needs cooperative matrices (VK_NV_cooperative_matrix, 16x16x16 f16 with f32 "
-                "sums, 32-lane subgroups), which '" + device.caps().name + "' does not have");
+  if (const std::string missing = kernel == MatmulKernel::Matrix ? missing_matrix_units(device.caps()) : "";
+      !missing.empty())
+    throw Error("matmul: the coopmat kernel needs " + missing + ", which '" + device.caps().name + "' does not have");
   if (kernel == MatmulKernel::MatrixEmulated && !device.caps().shader_float16)
     throw Error("matmul: the coopmat-emulated kernel needs f16 arithmetic (shaderFloat16), which '" + device.caps().name +
                 "' does not have");

@@ -1,19 +1,26 @@
 #include "ops/matrix_units.hpp"
 
 #include <cstdlib>
-#include <string>
 
 #include "infini/error.hpp"
 
 namespace infini::ops {
 
-bool supports_matrix_units(const vk::Capabilities& caps) {
+std::string missing_matrix_units(const vk::Capabilities& caps) {
   constexpr uint32_t kLanes = 32;  // FRAG_LANES in common/fragments.glsl
-  return caps.cooperative_matrix_nv && caps.has_matrix_shape({16, 16, 16, "f16", "f16", "f32", "f32"}) &&
-         caps.vulkan_memory_model && caps.shader_float16 && caps.subgroups_in_compute &&
-         (caps.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) && caps.min_subgroup_size == kLanes &&
-         caps.max_subgroup_size == kLanes && caps.compute_full_subgroups;
+  if (!caps.cooperative_matrix_nv) return "cooperative matrices (VK_NV_cooperative_matrix)";
+  if (!caps.has_matrix_shape({16, 16, 16, "f16", "f16", "f32", "f32"}))
+    return "cooperative matrices of 16x16x16 f16 with f32 sums";
+  if (!caps.vulkan_memory_model) return "vulkanMemoryModel";
+  if (!caps.shader_float16) return "f16 arithmetic (shaderFloat16)";
+  if (!caps.subgroups_in_compute || !(caps.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) ||
+      caps.min_subgroup_size != kLanes || caps.max_subgroup_size != kLanes)
+    return "subgroups of exactly 32 lanes in compute shaders";
+  if (!caps.compute_full_subgroups) return "full subgroups (computeFullSubgroups)";
+  return {};
 }
+
+bool supports_matrix_units(const vk::Capabilities& caps) { return missing_matrix_units(caps).empty(); }
 
 MatrixUnits matrix_units_for_auto(const vk::Capabilities& caps) {
   const char* env = std::getenv("INFINI_MATRIX_UNITS");

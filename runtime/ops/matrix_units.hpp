@@ -4,11 +4,15 @@
 // scope, the Vulkan memory model those shaders are compiled for, f16 arithmetic, and subgroups of
 // exactly 32 lanes (the fragments' warps), launched full (computeFullSubgroups). Matmul and
 // attention both ask here.
+#include <string>
+
 #include "vk/capabilities.hpp"
 
 namespace infini::ops {
 
 bool supports_matrix_units(const vk::Capabilities& caps);
+// Empty when it can; otherwise what is missing, e.g. "cooperative matrices (VK_NV_cooperative_matrix)".
+std::string missing_matrix_units(const vk::Capabilities& caps);
 
 // What the Auto kernels use: the hardware fragments where the device supports them.
 // INFINI_MATRIX_UNITS=off: never (the f32 kernels everywhere). INFINI_MATRIX_UNITS=emulate: a
