@@ -38,6 +38,7 @@ StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& optio
 
   StreamResult result;
   result.kernel = layer.attention_kernel();
+  result.memory_kernel = layer.memory_kernel();
   result.out.reserve(size_t(in.tokens) * row);
   int64_t done = 0;
   while (done < in.tokens) {

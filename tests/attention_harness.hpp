@@ -28,6 +28,7 @@ struct StreamResult {
   std::vector<float> norm;     // z
   size_t guard_violations = 0; // output words written past the rows asked for
   ops::AttentionKernel kernel = ops::AttentionKernel::Auto;  // the kernel the layer ran (Auto resolved)
+  ops::MemoryKernel memory_kernel = ops::MemoryKernel::Tiled;  // and its memory kernels
 };
 
 // Feeds the stream to the device layer in pieces of at most `chunk` tokens (0: whole segments).

@@ -12,9 +12,10 @@ namespace {
 
 using ops::AttentionKernel;
 
-InfiniOptions segment_of(int64_t n) {
+InfiniOptions segment_of(int64_t n, UpdateRule rule = UpdateRule::Linear) {
   InfiniOptions o;
   o.segment = n;
+  o.update = rule;
   o.rope.base = 10000;
   return o;
 }
@@ -22,22 +23,28 @@ InfiniOptions segment_of(int64_t n) {
 // Shapes: GQA 2 at D 64; D = Dv = 32 (one pass of value columns); D 48 with Dv 96 (three passes,
 // MHA). Segments of 17, 70 (two workgroups of 64 query rows, the second nearly empty) and 100
 // keys (key tiles of 32, the last partial); streams past three segments; whole segments and
-// pieces of 13 (queries that start mid-segment, key tiles that start before them).
+// pieces of 13 (queries that start mid-segment, key tiles that start before them); the linear
+// and the delta rule. The memory kernels follow the attention's (ops/memory_kernels.hpp).
 void check_matrix_attention(AttentionKernel kernel) {
   struct Case {
     AttentionShape shape;
     int64_t segment, chunk;
+    UpdateRule rule = UpdateRule::Linear;
   };
   const Case cases[] = {{{4, 2, 64, 64}, 70, 0},  {{4, 2, 64, 64}, 100, 13}, {{2, 2, 32, 32}, 17, 0},
-                        {{3, 3, 48, 96}, 70, 13}, {{4, 1, 64, 64}, 17, 5}};
+                        {{3, 3, 48, 96}, 70, 13}, {{4, 1, 64, 64}, 17, 5},
+                        {{4, 2, 64, 64}, 70, 13, UpdateRule::Delta}};
   for (const ElementType t : {ElementType::F32, ElementType::F16})
     for (const Case& c : cases) {
       INFO("Hq " << c.shape.heads_q << " Hkv " << c.shape.heads_kv << " D " << c.shape.head_dim << " Dv "
-                 << c.shape.value_dim << " N " << c.segment << " pieces " << c.chunk << " " << element_name(t));
+                 << c.shape.value_dim << " N " << c.segment << " pieces " << c.chunk << " " << element_name(t)
+                 << (c.rule == UpdateRule::Delta ? " delta" : " linear"));
       const StreamInputs in = random_stream(c.shape, 3 * c.segment + 7, uint32_t(c.segment * 7 + c.chunk));
-      const StreamResult got = run_device_layer(in, segment_of(c.segment), t, c.chunk, kernel);
-      const ReferenceResult want = run_reference_layer(in, segment_of(c.segment), t);
+      const StreamResult got = run_device_layer(in, segment_of(c.segment, c.rule), t, c.chunk, kernel);
+      const ReferenceResult want = run_reference_layer(in, segment_of(c.segment, c.rule), t);
       CHECK(got.kernel == kernel);
+      CHECK(got.memory_kernel == (kernel == AttentionKernel::Matrix ? ops::MemoryKernel::Matrix
+                                                                     : ops::MemoryKernel::MatrixEmulated));
       CHECK(got.guard_violations == 0);
       const double e = nmse(std::span<const float>(got.out), std::span<const double>(want.out));
       INFO("nmse " << e);

@@ -8,6 +8,7 @@
 #include "ops/rope_table.hpp"
 #include "vk/spirv_requirements.hpp"
 #include "ops/matrix_units.hpp"
+#include "ops/memory_kernels.hpp"
 #include "spirv/attention_coopmat_v16.h"
 #include "spirv/attention_coopmat_v16_emulated.h"
 #include "spirv/attention_coopmat_v32.h"
@@ -23,20 +24,6 @@
 #include "spirv/attention_segment_v32.h"
 #include "spirv/cache_append_halves.h"
 #include "spirv/cache_append_words.h"
-#include "spirv/memory_read_delta_f16.h"
-#include "spirv/memory_read_delta_f32.h"
-#include "spirv/memory_read_gate_f16.h"
-#include "spirv/memory_read_gate_f32.h"
-#include "spirv/memory_read_rows_delta_f16.h"
-#include "spirv/memory_read_rows_delta_f32.h"
-#include "spirv/memory_read_rows_gate_f16.h"
-#include "spirv/memory_read_rows_gate_f32.h"
-#include "spirv/memory_update_k16_w16.h"
-#include "spirv/memory_update_k16_w32.h"
-#include "spirv/memory_update_k32_w32.h"
-#include "spirv/memory_update_rows_k16_w16.h"
-#include "spirv/memory_update_rows_k16_w32.h"
-#include "spirv/memory_update_rows_k32_w32.h"
 #include "spirv/rope_f16.h"
 #include "spirv/rope_f32.h"
 #include "vk/device.hpp"
@@ -64,12 +51,6 @@ struct DecodeMergePush {
 };
 struct AppendPush {
   uint32_t rows, row_values, src_row0;
-};
-struct MemoryReadPush {
-  uint32_t tokens, heads, heads_kv, head_dim, value_dim, x_token0, gate_local;
-};
-struct MemoryUpdatePush {
-  uint32_t tokens, heads_kv, head_dim, value_dim;
 };
 
 // The attention kernel's tiles (specialization constants 0..5 of attention_segment.comp).
@@ -224,13 +205,14 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
                                               : AttentionKernel::Tiled;
   }
   kernel_ = kernel;
+  uint32_t memory_lanes = 0;  // the Rows family's workgroup size
   if (kernel == AttentionKernel::Rows) {
     // One SIMD register's worth of invocations: more would only run one after another.
     const uint32_t sg = device.caps().subgroup_size;
     const uint32_t lanes = sg >= 4 && sg <= 16 ? sg : 8;
     const uint32_t spec[] = {lanes, kRowsPerInvocation, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
     attention_rows_ = lanes * kRowsPerInvocation;
-    memory_lanes_ = lanes;
+    memory_lanes = lanes;
     const uint32_t split_spec[] = {lanes, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
     attention_split_ = &pipelines.get(
         f16 ? vk::KernelSource{"attention_split_v16", spirv::attention_split_v16, 5, sizeof(AttentionPush)}
@@ -276,32 +258,12 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
       attention_rows_ = kMatrixAttnRows;
     }
   }
-  // The memory kernels follow the attention kernel's family: Rows (CPU drivers) gets the
-  // *_rows.comp kernels, which use no shared memory.
-  auto memory_kernel = [&](const vk::KernelSource& tiled, const vk::KernelSource& rows) {
-    if (memory_lanes_ == 0) return &pipelines.get(tiled);
-    const uint32_t spec[] = {memory_lanes_};
-    return &pipelines.get(rows, spec);
-  };
-  const uint32_t read_push = sizeof(MemoryReadPush), update_push = sizeof(MemoryUpdatePush);
-  gate_ = f16 ? memory_kernel({"memory_read_gate_f16", spirv::memory_read_gate_f16, 5, read_push},
-                              {"memory_read_rows_gate_f16", spirv::memory_read_rows_gate_f16, 5, read_push})
-              : memory_kernel({"memory_read_gate_f32", spirv::memory_read_gate_f32, 5, read_push},
-                              {"memory_read_rows_gate_f32", spirv::memory_read_rows_gate_f32, 5, read_push});
-  delta_ = f16 ? memory_kernel({"memory_read_delta_f16", spirv::memory_read_delta_f16, 5, read_push},
-                               {"memory_read_rows_delta_f16", spirv::memory_read_rows_delta_f16, 5, read_push})
-               : memory_kernel({"memory_read_delta_f32", spirv::memory_read_delta_f32, 5, read_push},
-                               {"memory_read_rows_delta_f32", spirv::memory_read_rows_delta_f32, 5, read_push});
-  // The update reads W = V (linear, input type) or the f32 delta residual.
-  if (!f16)
-    update_ = memory_kernel({"memory_update_k32_w32", spirv::memory_update_k32_w32, 4, update_push},
-                            {"memory_update_rows_k32_w32", spirv::memory_update_rows_k32_w32, 4, update_push});
-  else if (options.update == UpdateRule::Delta)
-    update_ = memory_kernel({"memory_update_k16_w32", spirv::memory_update_k16_w32, 4, update_push},
-                            {"memory_update_rows_k16_w32", spirv::memory_update_rows_k16_w32, 4, update_push});
-  else
-    update_ = memory_kernel({"memory_update_k16_w16", spirv::memory_update_k16_w16, 4, update_push},
-                            {"memory_update_rows_k16_w16", spirv::memory_update_rows_k16_w16, 4, update_push});
+  // The memory kernels follow the attention kernel's family.
+  const MemoryKernel memory = kernel == AttentionKernel::Rows             ? MemoryKernel::Rows
+                              : kernel == AttentionKernel::Matrix         ? MemoryKernel::Matrix
+                              : kernel == AttentionKernel::MatrixEmulated ? MemoryKernel::MatrixEmulated
+                                                                          : MemoryKernel::Tiled;
+  memory_ = std::make_unique<MemoryKernels>(device, shape, f16, options.update, memory, memory_lanes);
 
   vk::CommandStream stream(device);
   stream.begin();
@@ -311,6 +273,8 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
 }
 
 InfiniAttentionLayer::~InfiniAttentionLayer() = default;
+
+MemoryKernel InfiniAttentionLayer::memory_kernel() const noexcept { return memory_->kernel(); }
 
 void InfiniAttentionLayer::record_reset(vk::CommandStream& stream) {
   stream.fill(vk::BufferRange::whole(m_), 0);
@@ -449,20 +413,12 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   //    the "local" convention asks for plain A_dot there.
   const bool first = segments_written_ == 0;
   if (options_.memory && !(first && options_.first_segment == FirstSegment::Local)) {
-    const MemoryReadPush push{tokens, hq, hkv, d, dv, q.token0, options_.gate_sign == GateSign::Local ? 1u : 0u};
-    stream.dispatch(*gate_,
-                    {{whole(*q.buffer), vk::Access::Read}, {whole(m_), vk::Access::Read}, {whole(z_), vk::Access::Read},
-                     {whole(beta_), vk::Access::Read}, {whole(out), vk::Access::ReadWrite}},
-                    push, memory_read_grid(tokens, hq));
+    memory_->record_gate(stream, *q.buffer, q.token0, m_, z_, beta_, out, tokens,
+                         options_.gate_sign == GateSign::Local);
   }
 
   open_ += tokens;
   if (open_ == segment_) record_memory_write(stream, open_);
-}
-
-std::array<uint32_t, 3> InfiniAttentionLayer::memory_read_grid(uint32_t tokens, uint32_t heads) const {
-  if (memory_lanes_) return {ceil_div(tokens, memory_lanes_), heads, uint32_t(shape_.value_dim) / 4};
-  return {ceil_div(tokens, 8), heads, 1};  // memory_read.comp: 8 tokens per workgroup
 }
 
 void InfiniAttentionLayer::record_finish(vk::CommandStream& stream) {
@@ -471,22 +427,10 @@ void InfiniAttentionLayer::record_finish(vk::CommandStream& stream) {
 
 void InfiniAttentionLayer::record_memory_write(vk::CommandStream& stream, uint32_t tokens) {
   if (options_.memory) {
-    const uint32_t hkv = uint32_t(shape_.heads_kv), d = uint32_t(shape_.head_dim), dv = uint32_t(shape_.value_dim);
     const bool delta = options_.update == UpdateRule::Delta;
-    if (delta) {
-      // Retrieval with the old M, z: recorded before the update, which the stream orders after it.
-      const MemoryReadPush push{tokens, hkv, hkv, d, dv, 0, 0};
-      stream.dispatch(*delta_,
-                      {{whole(cache_k_), vk::Access::Read}, {whole(m_), vk::Access::Read}, {whole(z_), vk::Access::Read},
-                       {whole(cache_v_), vk::Access::Read}, {whole(w_), vk::Access::Write}},
-                      push, memory_read_grid(tokens, hkv));
-    }
-    const MemoryUpdatePush push{tokens, hkv, d, dv};
-    stream.dispatch(*update_,
-                    {{whole(cache_k_), vk::Access::Read}, {whole(delta ? w_ : cache_v_), vk::Access::Read},
-                     {whole(m_), vk::Access::ReadWrite}, {whole(z_), vk::Access::ReadWrite}},
-                    push, memory_lanes_ ? std::array<uint32_t, 3>{ceil_div(d, memory_lanes_), dv / 4, hkv}
-                                        : std::array<uint32_t, 3>{ceil_div(dv, 64), ceil_div(d, 16), hkv});
+    // Retrieval with the old M, z: recorded before the update, which the stream orders after it.
+    if (delta) memory_->record_delta(stream, cache_k_, cache_v_, m_, z_, w_, tokens);
+    memory_->record_update(stream, cache_k_, delta ? w_ : cache_v_, m_, z_, tokens);
   }
   open_ = 0;
   ++segments_written_;

@@ -13,6 +13,7 @@
 
 #include "infini/attention_options.hpp"
 #include "ops/layer_snapshot.hpp"
+#include "ops/memory_kernels.hpp"
 #include "infini/element_type.hpp"
 #include "vk/buffer.hpp"
 #include "vk/command_stream.hpp"
@@ -88,10 +89,10 @@ class InfiniAttentionLayer {
   const AttentionShape& shape() const noexcept { return shape_; }
   ElementType input_type() const noexcept { return input_; }
   AttentionKernel attention_kernel() const noexcept { return kernel_; }
+  MemoryKernel memory_kernel() const noexcept;  // follows the attention kernel (ops/memory_kernels.hpp)
 
  private:
   void record_memory_write(vk::CommandStream& stream, uint32_t tokens);
-  std::array<uint32_t, 3> memory_read_grid(uint32_t tokens, uint32_t heads) const;
 
   vk::Device& device_;
   AttentionShape shape_;
@@ -116,12 +117,9 @@ class InfiniAttentionLayer {
   const vk::Pipeline* attention_merge_ = nullptr;   // split over workgroups, then merged
   std::unique_ptr<vk::Buffer> decode_parts_;
   uint32_t decode_splits_ = 0, decode_keys_per_split_ = 0;
-  const vk::Pipeline* gate_;
-  const vk::Pipeline* delta_;
-  const vk::Pipeline* update_;
+  std::unique_ptr<MemoryKernels> memory_;
   AttentionKernel kernel_ = AttentionKernel::Tiled;
   uint32_t attention_rows_ = 0;  // query rows per workgroup of the chosen kernel
-  uint32_t memory_lanes_ = 0;    // workgroup size of the *_rows.comp memory kernels; 0: the tiled ones
 };
 
 }  // namespace infini::ops

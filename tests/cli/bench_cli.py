@@ -89,6 +89,14 @@ check(r.returncode == 0, "bench coopmat-emulated: " + r.stderr)
 records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
 check([(x.get("kernel"), x.get("ran")) for x in records] == [("coopmat-emulated", "tiled")], f"fallback {records}")
 
+# The attention layer on the matrix kernels' tiling; its memory kernels follow the attention's.
+r = run(["--workload", "attention", "--attention-kernel", "tiled,coopmat-emulated", "--dtype", "f16", "--tokens", "80",
+         "--segment", "64", "--heads", "2", "--kv-heads", "1", "--head-dim", "32", "--repeat", "1"])
+check(r.returncode == 0, "bench attention: " + r.stderr)
+records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+check([(x.get("kernel"), x.get("memory_kernel"), x.get("segments")) for x in records] ==
+      [("tiled", "tiled", 2), ("coopmat-emulated", "coopmat-emulated", 2)], f"attention records {records}")
+
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-kernel", "flash"], ["--workload", "nothing"],
             ["--repeat", "0"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)

@@ -74,6 +74,7 @@ void bench_attention(BenchRun& run) {
         const double gflops = flops / (device_ms * 1e6);
         nlohmann::json record_json{{"workload", "attention"}, {"dtype", name}, {"tokens", tokens},
                                    {"kernel", ops::attention_kernel_name(layer.attention_kernel())},
+                                   {"memory_kernel", ops::memory_kernel_name(layer.memory_kernel())},
                                    {"segment", o.segment}, {"heads_q", shape.heads_q}, {"heads_kv", shape.heads_kv},
                                    {"head_dim", shape.head_dim}, {"segments", full_segments + (last ? 1 : 0)},
                                    {"ms", device_ms}, {"tokens_per_s", double(tokens) / (device_ms * 1e-3)},
