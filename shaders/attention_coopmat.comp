@@ -3,8 +3,9 @@
 // attention_segment.comp): a workgroup of 4 warps takes BR = 64 query rows of one query head, 16
 // per warp, and walks the key tiles of BC = 32 keys up to its last row.
 //
-// Per key tile: S = Q K^T on fragments (Q, f16, stays in the warp's fragments for the whole walk;
-// K is staged as f16), the scores go through shared memory to an online softmax in f32 (two
+// Per key tile: S = Q K^T on fragments (Q, f16, stays in shared memory for the whole walk and is
+// loaded into fragments per tile: held in an array of fragments it made lavapipe's compile of the
+// emulated variant many times slower; K is staged as f16), the scores go through shared memory to an online softmax in f32 (two
 // invocations per row), P is rounded to f16 and P V is computed on fragments, DVC = 32 value
 // columns at a time, into fresh accumulators that are added to the running output in registers
 // (rescaling by exp(m_old - m_new) is per row, which fragments cannot do). The row sums add the
@@ -89,8 +90,6 @@ void main() {
     q_tile[rr * LDQ + d] = float16_t(row < p.q_rows ? load_Q(row * q_stride + h * D + d) : 0.0);
   }
   barrier();
-  FRAG_A q_frag[D / 16u];
-  for (uint i = 0u; i < D / 16u; ++i) FRAG_LOAD(q_frag[i], q_tile, warp * 16u * LDQ + i * 16u, LDQ, false);
 
   float o[DV / 2u];  // columns c * DVC + half_ * HALF + j of this row, for pass c
   for (uint i = 0u; i < DV / 2u; ++i) o[i] = 0.0;
@@ -105,12 +104,15 @@ void main() {
     // S = Q K^T for the warp's 16 rows: K^T is the tile read by columns.
     FRAG_C s_frag[BC / 16u];
     for (uint j = 0u; j < BC / 16u; ++j) FRAG_ZERO(s_frag[j]);
-    for (uint i = 0u; i < D / 16u; ++i)
+    for (uint i = 0u; i < D / 16u; ++i) {
+      FRAG_A q_frag;
+      FRAG_LOAD(q_frag, q_tile, warp * 16u * LDQ + i * 16u, LDQ, false);
       for (uint j = 0u; j < BC / 16u; ++j) {
         FRAG_B k_frag;
         FRAG_LOAD(k_frag, k_tile, j * 16u * LDQ + i * 16u, LDQ, true);
-        FRAG_MUL_ADD(s_frag[j], q_frag[i], q_tile, k_frag, k_tile);
+        FRAG_MUL_ADD(s_frag[j], q_frag, q_tile, k_frag, k_tile);
       }
+    }
     for (uint j = 0u; j < BC / 16u; ++j) FRAG_STORE(s_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
     barrier();
 

@@ -34,7 +34,8 @@ const uint FRAG_LANES = 32u;
 #define FRAG_STORE(c, ARRAY, at, ld) coopMatStoreNV(c, ARRAY, at, ld, false)
 #else
 // An operand is its place in the shared array; lane l of an accumulator holds elements 8l..8l+7
-// of the row-major 16 x 16 block.
+// of the row-major 16 x 16 block. The multiply-add's loop over them is kept a loop: unrolled, it
+// made lavapipe's compile of a kernel of many fragment products take 10-15x longer.
 struct FragmentPlace {
   uint at, ld;
   bool cols;
@@ -51,7 +52,7 @@ struct FragmentSums {
 #define FRAG_LOAD(f, ARRAY, at_, ld_, cols_) f = FragmentPlace(at_, ld_, cols_)
 #define FRAG_AT(f, i, j) ((f).at + ((f).cols ? (j) * (f).ld + (i) : (i) * (f).ld + (j)))
 #define FRAG_MUL_ADD(c, a, A_ARRAY, b, B_ARRAY)                                         \
-  [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                        \
+  [[dont_unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                    \
     const uint r_ = (LANE_ID * 8u + e_) / 16u, c_ = (LANE_ID * 8u + e_) % 16u;           \
     float s_ = 0.0;                                                                     \
     for (uint k_ = 0u; k_ < 16u; ++k_)                                                  \
