@@ -17,12 +17,12 @@ step models
 $infini make-model --out "$models/m155.gguf" --vocab 32000 --embd 1024 --layers 8 --heads 16 --kv-heads 4 --ffn 2816 --dtype f16
 $infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
 
-step "matrix units: the coopmat kernels (matmul, attention) against the float64 references first (they had never run on them)"
+step "matrix units: the coopmat kernels (matmul, attention, memory) against the float64 references first (they had never run on them)"
 ./build/infini_tests "[matmul],*coopmat*"
 step "prefill-shaped matmuls: coopmat (matrix units) against the tiled kernel, and the f32 FMA peak"
 $infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16,f32-f16 --matmul-kernel tiled,coopmat --repeat 10
 $infini bench --workload matmul --m 512 --n 5632 --k 2048 --dtype f32-f16,f32-q4_k --matmul-kernel tiled,coopmat --repeat 10
-step "one Infini-attention layer (Hq 16, Hkv 4, D 128, N 2048): coopmat (matrix units) against the tiled kernel"
+step "one Infini-attention layer (Hq 16, Hkv 4, D 128, N 2048): coopmat (matrix units, attention and memory) against the tiled kernels"
 $infini bench --workload peak_fma,attention --tokens 65536 --segment 2048 --heads 16 --kv-heads 4 --head-dim 128 \
   --dtype f32,f16 --attention-kernel tiled,coopmat --repeat 1
 
