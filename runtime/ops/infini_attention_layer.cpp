@@ -6,7 +6,6 @@
 #include "infini/error.hpp"
 #include "ops/dispatch_grid.hpp"
 #include "ops/rope_table.hpp"
-#include "vk/spirv_requirements.hpp"
 #include "ops/matrix_units.hpp"
 #include "ops/memory_kernels.hpp"
 #include "spirv/attention_coopmat_v16.h"
@@ -78,15 +77,8 @@ constexpr uint32_t kMatrixAttnWorkgroup = 128, kMatrixAttnRows = 64;
 // Why the matrix attention cannot take this shape on this device; empty when it can. Its shared
 // memory is read from the kernel itself (every variant declares the same arrays).
 std::string matrix_attention_misfit(const AttentionShape& s, const vk::Capabilities& caps) {
-  if (s.head_dim % 16 || s.value_dim % 32)
-    return "needs D a multiple of 16 and Dv of 32, got D = " + std::to_string(s.head_dim) + ", Dv = " +
-           std::to_string(s.value_dim);
-  const uint32_t spec[] = {kMatrixAttnWorkgroup, uint32_t(s.head_dim), uint32_t(s.value_dim)};
-  const uint64_t bytes = vk::spirv_requirements(spirv::attention_coopmat_v32_emulated, spec).shared_bytes;
-  if (bytes > caps.max_shared_memory_bytes)
-    return "needs " + std::to_string(bytes) + " bytes of shared memory at D = " + std::to_string(s.head_dim) +
-           "; the device allows maxComputeSharedMemorySize " + std::to_string(caps.max_shared_memory_bytes);
-  return {};
+  return matrix_head_dims_misfit(s.head_dim, s.value_dim, kMatrixAttnWorkgroup, {spirv::attention_coopmat_v32_emulated},
+                                 caps);
 }
 // attention_rows.comp: query rows per invocation (registers hold R rows of Q and of the output).
 constexpr uint32_t kRowsPerInvocation = 4;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "infini/error.hpp"
+#include "vk/spirv_requirements.hpp"
 
 namespace infini::ops {
 
@@ -21,6 +22,20 @@ std::string missing_matrix_units(const vk::Capabilities& caps) {
 }
 
 bool supports_matrix_units(const vk::Capabilities& caps) { return missing_matrix_units(caps).empty(); }
+
+std::string matrix_head_dims_misfit(int head_dim, int value_dim, uint32_t workgroup,
+                                    std::initializer_list<std::span<const uint32_t>> kernels,
+                                    const vk::Capabilities& caps) {
+  if (head_dim % 16 || value_dim % 32)
+    return "needs D a multiple of 16 and Dv of 32, got D = " + std::to_string(head_dim) + ", Dv = " +
+           std::to_string(value_dim);
+  const uint32_t spec[] = {workgroup, uint32_t(head_dim), uint32_t(value_dim)};
+  for (const std::span<const uint32_t> spirv : kernels)
+    if (const uint64_t bytes = vk::spirv_requirements(spirv, spec).shared_bytes; bytes > caps.max_shared_memory_bytes)
+      return "needs " + std::to_string(bytes) + " bytes of shared memory at D = " + std::to_string(head_dim) +
+             "; the device allows maxComputeSharedMemorySize " + std::to_string(caps.max_shared_memory_bytes);
+  return {};
+}
 
 MatrixUnits matrix_units_for_auto(const vk::Capabilities& caps) {
   const char* env = std::getenv("INFINI_MATRIX_UNITS");

@@ -4,6 +4,9 @@
 // scope, the Vulkan memory model those shaders are compiled for, f16 arithmetic, and subgroups of
 // exactly 32 lanes (the fragments' warps), launched full (computeFullSubgroups). Matmul and
 // attention both ask here.
+#include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string>
 
 #include "vk/capabilities.hpp"
@@ -13,6 +16,14 @@ namespace infini::ops {
 bool supports_matrix_units(const vk::Capabilities& caps);
 // Empty when it can; otherwise what is missing, e.g. "cooperative matrices (VK_NV_cooperative_matrix)".
 std::string missing_matrix_units(const vk::Capabilities& caps);
+
+// Why fragment kernels over head dims (attention_coopmat.comp, memory_*_coopmat.comp, whose
+// specialization constants are {workgroup, D, Dv}) cannot take D, Dv on this device; empty when
+// they can. D must be a multiple of 16 and Dv of 32, and each kernel's shared memory, read from
+// its SPIR-V at these constants, must fit the device.
+std::string matrix_head_dims_misfit(int head_dim, int value_dim, uint32_t workgroup,
+                                    std::initializer_list<std::span<const uint32_t>> kernels,
+                                    const vk::Capabilities& caps);
 
 // What the Auto kernels use: the hardware fragments where the device supports them.
 // INFINI_MATRIX_UNITS=off: never (the f32 kernels everywhere). INFINI_MATRIX_UNITS=emulate: a

@@ -1,6 +1,7 @@
 #include "ops/memory_kernels.hpp"
 
 #include "infini/error.hpp"
+#include "ops/matrix_units.hpp"
 #include "spirv/memory_read_coopmat_delta_f16.h"
 #include "spirv/memory_read_coopmat_delta_f16_emulated.h"
 #include "spirv/memory_read_coopmat_delta_f32.h"
@@ -31,7 +32,6 @@
 #include "spirv/memory_update_rows_k32_w32.h"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
-#include "vk/spirv_requirements.hpp"
 
 namespace infini::ops {
 namespace {
@@ -70,22 +70,15 @@ const char* memory_kernel_name(MemoryKernel kernel) {
 }
 
 std::string matrix_memory_misfit(const AttentionShape& s, const vk::Capabilities& caps) {
-  if (s.head_dim % 16 || s.value_dim % 32)
-    return "needs D a multiple of 16 and Dv of 32, got D = " + std::to_string(s.head_dim) + ", Dv = " +
-           std::to_string(s.value_dim);
   // Every variant declares the same shared arrays; the read's grow with D.
-  const uint32_t spec[] = {kMatrixWorkgroup, uint32_t(s.head_dim), uint32_t(s.value_dim)};
-  for (const auto spirv : {std::span<const uint32_t>(spirv::memory_read_coopmat_gate_f32_emulated),
-                           std::span<const uint32_t>(spirv::memory_update_coopmat_k32_w32_emulated)})
-    if (const uint64_t bytes = vk::spirv_requirements(spirv, spec).shared_bytes; bytes > caps.max_shared_memory_bytes)
-      return "needs " + std::to_string(bytes) + " bytes of shared memory at D = " + std::to_string(s.head_dim) +
-             "; the device allows maxComputeSharedMemorySize " + std::to_string(caps.max_shared_memory_bytes);
-  return {};
+  return matrix_head_dims_misfit(s.head_dim, s.value_dim, kMatrixWorkgroup,
+                                 {spirv::memory_read_coopmat_gate_f32_emulated, spirv::memory_update_coopmat_k32_w32_emulated},
+                                 caps);
 }
 
 MemoryKernels::MemoryKernels(vk::Device& device, const AttentionShape& shape, bool f16, UpdateRule update,
                              MemoryKernel kernel, uint32_t lanes)
-    : shape_(shape), kernel_(kernel), lanes_(lanes) {
+    : kernel_(kernel), shape_(shape) {
   auto& pipelines = device.pipelines();
   const bool matrix = kernel == MemoryKernel::Matrix || kernel == MemoryKernel::MatrixEmulated;
   if (matrix && !matrix_memory_misfit(shape, device.caps()).empty()) kernel_ = MemoryKernel::Tiled;
@@ -99,10 +92,13 @@ MemoryKernels::MemoryKernels(vk::Device& device, const AttentionShape& shape, bo
       &pipelines.get(f16 ? Source{"memory_read_gate_f16", spirv::memory_read_gate_f16, 5, kReadPush}
                          : Source{"memory_read_gate_f32", spirv::memory_read_gate_f32, 5, kReadPush}),
       &pipelines.get(f16 ? Source{"memory_read_delta_f16", spirv::memory_read_delta_f16, 5, kReadPush}
-                         : Source{"memory_read_delta_f32", spirv::memory_read_delta_f32, 5, kReadPush})};
+                         : Source{"memory_read_delta_f32", spirv::memory_read_delta_f32, 5, kReadPush}),
+      kTiledReadTokens};
+  const uint32_t d = uint32_t(shape.head_dim), dv = uint32_t(shape.value_dim), hkv = uint32_t(shape.heads_kv);
   switch (kernel_) {
     case MemoryKernel::Tiled:
       read_ = tiled;
+      update_grid_ = {ceil_div(dv, kTiledUpdateColumns), ceil_div(d, kTiledUpdateRows), hkv};
       update_ = &pipelines.get(
           !f16  ? Source{"memory_update_k32_w32", spirv::memory_update_k32_w32, 4, kUpdatePush}
           : w16 ? Source{"memory_update_k16_w16", spirv::memory_update_k16_w16, 4, kUpdatePush}
@@ -115,7 +111,9 @@ MemoryKernels::MemoryKernels(vk::Device& device, const AttentionShape& shape, bo
                               spec),
                &pipelines.get(f16 ? Source{"memory_read_rows_delta_f16", spirv::memory_read_rows_delta_f16, 5, kReadPush}
                                   : Source{"memory_read_rows_delta_f32", spirv::memory_read_rows_delta_f32, 5, kReadPush},
-                              spec)};
+                              spec),
+               lanes, dv / 4};
+      update_grid_ = {ceil_div(d, lanes), dv / 4, hkv};
       update_ = &pipelines.get(
           !f16  ? Source{"memory_update_rows_k32_w32", spirv::memory_update_rows_k32_w32, 4, kUpdatePush}
           : w16 ? Source{"memory_update_rows_k16_w16", spirv::memory_update_rows_k16_w16, 4, kUpdatePush}
@@ -132,11 +130,13 @@ MemoryKernels::MemoryKernels(vk::Device& device, const AttentionShape& shape, bo
       read_ = f16 ? Read{pick({"memory_read_coopmat_gate_f16", spirv::memory_read_coopmat_gate_f16, 5, kReadPush},
                               {"memory_read_coopmat_gate_f16_emulated", spirv::memory_read_coopmat_gate_f16_emulated, 5, kReadPush}),
                          pick({"memory_read_coopmat_delta_f16", spirv::memory_read_coopmat_delta_f16, 5, kReadPush},
-                              {"memory_read_coopmat_delta_f16_emulated", spirv::memory_read_coopmat_delta_f16_emulated, 5, kReadPush})}
+                              {"memory_read_coopmat_delta_f16_emulated", spirv::memory_read_coopmat_delta_f16_emulated, 5, kReadPush}),
+                         kMatrixReadTokens}
                   : Read{pick({"memory_read_coopmat_gate_f32", spirv::memory_read_coopmat_gate_f32, 5, kReadPush},
                               {"memory_read_coopmat_gate_f32_emulated", spirv::memory_read_coopmat_gate_f32_emulated, 5, kReadPush}),
                          pick({"memory_read_coopmat_delta_f32", spirv::memory_read_coopmat_delta_f32, 5, kReadPush},
-                              {"memory_read_coopmat_delta_f32_emulated", spirv::memory_read_coopmat_delta_f32_emulated, 5, kReadPush})};
+                              {"memory_read_coopmat_delta_f32_emulated", spirv::memory_read_coopmat_delta_f32_emulated, 5, kReadPush}),
+                         kMatrixReadTokens};
       update_ = !f16 ? pick({"memory_update_coopmat_k32_w32", spirv::memory_update_coopmat_k32_w32, 4, kUpdatePush},
                             {"memory_update_coopmat_k32_w32_emulated", spirv::memory_update_coopmat_k32_w32_emulated, 4, kUpdatePush})
               : w16  ? pick({"memory_update_coopmat_k16_w16", spirv::memory_update_coopmat_k16_w16, 4, kUpdatePush},
@@ -145,6 +145,7 @@ MemoryKernels::MemoryKernels(vk::Device& device, const AttentionShape& shape, bo
                             {"memory_update_coopmat_k16_w32_emulated", spirv::memory_update_coopmat_k16_w32_emulated, 4, kUpdatePush});
       // clang-format on
       small_read_ = tiled;
+      update_grid_ = {ceil_div(dv, kMatrixUpdateColumns), ceil_div(d, kMatrixUpdateRows), hkv};
       break;
     }
   }
@@ -154,10 +155,8 @@ const MemoryKernels::Read& MemoryKernels::reads_for(uint32_t tokens) const {
   return tokens <= kSmallPiece && small_read_.gate ? small_read_ : read_;
 }
 
-std::array<uint32_t, 3> MemoryKernels::read_grid(const Read& reads, uint32_t tokens, uint32_t heads) const {
-  if (&reads == &small_read_ || kernel_ == MemoryKernel::Tiled) return {ceil_div(tokens, kTiledReadTokens), heads, 1};
-  if (kernel_ == MemoryKernel::Rows) return {ceil_div(tokens, lanes_), heads, uint32_t(shape_.value_dim) / 4};
-  return {ceil_div(tokens, kMatrixReadTokens), heads, 1};
+std::array<uint32_t, 3> MemoryKernels::read_grid(const Read& reads, uint32_t tokens, uint32_t heads) {
+  return {ceil_div(tokens, reads.tokens_per_workgroup), heads, reads.column_groups};
 }
 
 void MemoryKernels::record_gate(vk::CommandStream& stream, const vk::Buffer& q, uint32_t q_token0, const vk::Buffer& m,
@@ -189,19 +188,10 @@ void MemoryKernels::record_update(vk::CommandStream& stream, const vk::Buffer& k
                                   const vk::Buffer& m, const vk::Buffer& z, uint32_t tokens) const {
   const uint32_t hkv = uint32_t(shape_.heads_kv), d = uint32_t(shape_.head_dim), dv = uint32_t(shape_.value_dim);
   const UpdatePush push{tokens, hkv, d, dv};
-  std::array<uint32_t, 3> grid{};
-  switch (kernel_) {
-    case MemoryKernel::Tiled: grid = {ceil_div(dv, kTiledUpdateColumns), ceil_div(d, kTiledUpdateRows), hkv}; break;
-    case MemoryKernel::Rows: grid = {ceil_div(d, lanes_), dv / 4, hkv}; break;
-    case MemoryKernel::Matrix:
-    case MemoryKernel::MatrixEmulated:
-      grid = {ceil_div(dv, kMatrixUpdateColumns), ceil_div(d, kMatrixUpdateRows), hkv};
-      break;
-  }
   stream.dispatch(*update_,
                   {{whole(k), vk::Access::Read}, {whole(w), vk::Access::Read}, {whole(m), vk::Access::ReadWrite},
                    {whole(z), vk::Access::ReadWrite}},
-                  push, grid);
+                  push, update_grid_);
 }
 
 }  // namespace infini::ops

@@ -59,19 +59,21 @@ class MemoryKernels {
 
  private:
   struct Read {
-    const vk::Pipeline* gate;
-    const vk::Pipeline* delta;
+    const vk::Pipeline* gate = nullptr;
+    const vk::Pipeline* delta = nullptr;
+    uint32_t tokens_per_workgroup = 1;
+    uint32_t column_groups = 1;  // workgroups along the value columns (grid z)
   };
-  // The read kernel for a piece of `tokens`, and its grid over `heads`.
+  // The reads for a piece of `tokens`.
   const Read& reads_for(uint32_t tokens) const;
-  std::array<uint32_t, 3> read_grid(const Read& reads, uint32_t tokens, uint32_t heads) const;
+  static std::array<uint32_t, 3> read_grid(const Read& reads, uint32_t tokens, uint32_t heads);
 
-  AttentionShape shape_;
   MemoryKernel kernel_;
-  uint32_t lanes_ = 0;
-  Read read_{};          // the family's reads
-  Read small_read_{};    // Matrix: the Tiled reads, for pieces of 1-2 tokens
+  AttentionShape shape_;
+  Read read_;        // the family's reads
+  Read small_read_;  // Matrix: the Tiled reads, for pieces of 1-2 tokens
   const vk::Pipeline* update_ = nullptr;
+  std::array<uint32_t, 3> update_grid_{};
 };
 
 }  // namespace infini::ops
