@@ -10,7 +10,7 @@
 // subgroups' sums through shared memory; devices without subgroup arithmetic get the _shared
 // variants, which add in shared memory alone. The grid has ceil(N / COLS) workgroups, enough to
 // fill any GPU for the matrices of a model. K, the row strides and the offsets are multiples of
-// 4 (the host checks).
+// 4 (the host checks); block-format weights are read a 32-value chunk per invocation instead.
 //! variant a32_b32
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
@@ -55,7 +55,7 @@ vec4 load_a4(uint i) { return a_data[i >> 2]; }
 #endif
 #include "common/block_weights.glsl"
 #if defined(B_BLOCKS)
-vec4 load_b4(uint i) { return load4_B(i); }
+// Read chunk by chunk with B_chunk and B_step (common/storage.glsl).
 #elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec2 b_data[]; };
 vec4 load_b4(uint i) { const uvec2 w = b_data[i >> 2]; return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
@@ -84,6 +84,27 @@ void main() {
   [[unroll]] for (uint i = 0; i < ROWS; ++i)
     [[unroll]] for (uint j = 0; j < COLS; ++j) acc[i][j] = vec4(0.0);
 
+#if defined(B_BLOCKS)
+  // Block formats: each invocation takes whole 32-value chunks (lane, lane + WG, ...), reading a
+  // chunk's scales and quants once and decoding its eight steps of four values in registers.
+  // Four values at a time would reload and decode the block header (and for K formats unpack
+  // the 6-bit scales) every four values: ALU work, on a GPU, that rivals the bytes read.
+  // Consecutive invocations take consecutive chunks, so a subgroup still reads one run of B.
+  for (uint k = lane * 32; k < p.K; k += WG * 32) {
+    vec2 scale[COLS];
+    float offset[COLS];
+    uvec4 lo[COLS], hi[COLS];
+    [[unroll]] for (uint j = 0; j < COLS; ++j) B_chunk((b_row[j] + k) >> 5, scale[j], offset[j], lo[j], hi[j]);
+    [[unroll]] for (uint t = 0; t < 8; ++t) {
+      vec4 b[COLS];
+      [[unroll]] for (uint j = 0; j < COLS; ++j) b[j] = scale[j][t >> 2] * B_step(t, lo[j], hi[j]) - offset[j];
+      [[unroll]] for (uint i = 0; i < ROWS; ++i) {
+        const vec4 a = load_a4(p.a_off + i * p.lda + k + 4 * t);
+        [[unroll]] for (uint j = 0; j < COLS; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);
+      }
+    }
+  }
+#else
   for (uint k = lane * 4; k < p.K; k += WG * 4) {
     vec4 b[COLS];
     [[unroll]] for (uint j = 0; j < COLS; ++j) b[j] = load_b4(b_row[j] + k);
@@ -92,6 +113,7 @@ void main() {
       [[unroll]] for (uint j = 0; j < COLS; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);
     }
   }
+#endif
 
 #ifdef NO_SUBGROUPS
   [[unroll]] for (uint i = 0; i < ROWS; ++i) {

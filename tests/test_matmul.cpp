@@ -79,13 +79,15 @@ TEST_CASE_METHOD(GpuTest, "matrix-vector matmul matches the float64 reference fo
 TEST_CASE_METHOD(GpuTest, "quantized weights: every matmul kernel matches the float64 reference", "[gpu][matmul][quant]") {
   // The reference multiplies the dequantized weights, so only the kernels' decoding and
   // arithmetic are tested. Rows of 1, 3 and 5 blocks start mid-word (34- and 18-byte blocks);
-  // every family's row counts and edges as above.
+  // every family's row counts and edges as above; K of 67 blocks gives the vector kernel's 64
+  // invocations (a block each) a second, partial pass.
   const ElementType tb = GENERATE(ElementType::Q8_0, ElementType::Q4_0);
   ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Tiled, ops::MatmulKernel::Registers, ops::MatmulKernel::Lanes,
                                       ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
   if (kernel == ops::MatmulKernel::Lanes && !ops::supports_lanes_matmul(device().caps())) return;
-  constexpr Shape shapes[] = {{1, 1, 32},  {1, 37, 96},    {3, 33, 160},   {17, 65, 64},
-                              {40, 65, 1056}, {127, 255, 512}, {8, 129, 1568}, {9, 40, 64}};
+  constexpr Shape shapes[] = {{1, 1, 32},     {1, 37, 96},     {3, 33, 160},   {17, 65, 64},
+                              {40, 65, 1056}, {127, 255, 512}, {8, 129, 1568}, {9, 40, 64},
+                              {2, 7, 2144}};
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb));
     const MatmulResult r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 13 + s.k, kernel);
@@ -106,13 +108,15 @@ TEST_CASE_METHOD(GpuTest, "quantized weights: every matmul kernel matches the fl
 TEST_CASE_METHOD(GpuTest, "K-format weights: every matmul kernel matches the float64 reference", "[gpu][matmul][quant]") {
   // Super-blocks of 256 with sub-block scales (and Q4_K/Q5_K mins) decoded in registers. Rows of
   // 1, 3 and 5 blocks put Q6_K's 210-byte rows mid-word; K up to 6 blocks covers every sub-block
-  // position of every chunk the register kernel walks.
+  // position of every chunk the register kernel walks; K of 9 blocks (72 chunks) gives the vector
+  // kernel's 64 invocations a second, partial pass.
   const ElementType tb = GENERATE(ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K);
   ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Tiled, ops::MatmulKernel::Registers, ops::MatmulKernel::Lanes,
                                       ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
   if (kernel == ops::MatmulKernel::Lanes && !ops::supports_lanes_matmul(device().caps())) return;
-  constexpr Shape shapes[] = {{1, 1, 256},  {1, 37, 768},    {3, 33, 512},  {17, 65, 256},
-                              {40, 65, 1280}, {127, 129, 512}, {8, 31, 1536}, {9, 40, 256}};
+  constexpr Shape shapes[] = {{1, 1, 256},    {1, 37, 768},    {3, 33, 512},  {17, 65, 256},
+                              {40, 65, 1280}, {127, 129, 512}, {8, 31, 1536}, {9, 40, 256},
+                              {3, 5, 2304}};
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb));
     const MatmulResult r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 17 + s.k, kernel);

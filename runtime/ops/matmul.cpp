@@ -180,8 +180,10 @@ constexpr uint32_t kLanesWidth = 8, kLanesRows = 32, kLanesCols = 8, kLanesMinRo
 constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 16;
 
 
-// matvec.comp: invocations per workgroup and columns of C per workgroup.
-constexpr uint32_t kVectorWorkgroup = 128, kVectorCols = 2;
+// matvec.comp: invocations per workgroup and columns of C per workgroup. Block-format weights are
+// read a 32-value chunk per invocation, so their workgroups are smaller: K 2048 (a 1B model's
+// width) is then one chunk for each of 64 invocations, where 128 would leave half of them idle.
+constexpr uint32_t kVectorWorkgroup = 128, kVectorBlockWorkgroup = 64, kVectorCols = 2;
 
 // Whether matvec.comp's subgroup reduction can run: subgroup arithmetic in compute shaders, and
 // subgroups of at least 4 invocations (its shared array has a slot per 4).
@@ -284,8 +286,9 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
   if (vector) {
     const bool shared = kernel == MatmulKernel::VectorShared || !supports_subgroup_matvec(device.caps());
     const vk::KernelSource source = kernel_for(shared ? KernelFamily(kVectorShared) : KernelFamily(kVector), a, b);
+    const uint32_t workgroup = element_traits(b).block_elements > 1 ? kVectorBlockWorkgroup : kVectorWorkgroup;
     for (uint32_t rows = 1; rows <= kMaxVectorRows; ++rows) {
-      const uint32_t spec[] = {kVectorWorkgroup, rows, kVectorCols};
+      const uint32_t spec[] = {workgroup, rows, kVectorCols};
       vector_[rows - 1] = &device.pipelines().get(source, spec);
     }
   }
