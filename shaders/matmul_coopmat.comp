@@ -11,6 +11,11 @@
 // The host calls it only where K, the row strides of A and B and their offsets are multiples of 8,
 // so every 8 values of k are one 16-byte load (past K they are zeros).
 //
+// Staging: 8 values of k are packed into one 16-byte word of f16 (f16 inputs are copied as they
+// are) and stored as four adjacent 32-bit values, not eight halves. The next step's words are read from device
+// memory into registers before this step's products, so their latency overlaps the matrix units'
+// work instead of stalling between the two barriers.
+//
 // Stores: a tile wholly inside C whose stride and offset are multiples of 4 goes straight from the
 // accumulators to C; any other tile goes fragment by fragment through shared memory, whose
 // values each lane then writes where they are inside C. The choice is the same for the whole
@@ -56,7 +61,10 @@ const uint BN = WARPS_N * FRAGS_N * 16u;
 const uint WORKGROUP = WARPS_M * WARPS_N * FRAG_LANES;
 const uint LDS = BK + 8u;      // tile row stride in halves: a multiple of 8 (16-byte rows), off the banks' period
 const uint STAGE_LD = 20u;     // staging row stride in floats: a multiple of 4
-const uint CHUNKS = BK / 8u;   // 8-value loads per tile row
+const uint CHUNKS = BK / 8u;   // 8-value words per tile row
+// Words of A and B each invocation stages per step.
+const uint A_WORDS = (BM * CHUNKS + WORKGROUP - 1u) / WORKGROUP;
+const uint B_WORDS = (BN * CHUNKS + WORKGROUP - 1u) / WORKGROUP;
 
 layout(push_constant) uniform Params {
   uint M, N, K;
@@ -64,61 +72,67 @@ layout(push_constant) uniform Params {
   uint a_off, b_off, c_off;
 } p;
 
-// Eight consecutive values of A or B from element i (a multiple of 8).
+uvec4 pack8(vec4 lo, vec4 hi) {
+  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+}
+
+// Eight consecutive values of A or B from element i (a multiple of 8), packed as f16.
 #ifdef A_F16
 layout(std430, binding = 0) readonly buffer ABuffer { uvec4 a_data[]; };
-void load8_a(uint i, out vec4 lo, out vec4 hi) {
-  const uvec4 w = a_data[i >> 3];
-  lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-  hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
-}
+uvec4 load8_a(uint i) { return a_data[i >> 3]; }
 #else
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
-void load8_a(uint i, out vec4 lo, out vec4 hi) {
-  lo = a_data[i >> 2];
-  hi = a_data[(i >> 2) + 1u];
-}
+uvec4 load8_a(uint i) { return pack8(a_data[i >> 2], a_data[(i >> 2) + 1u]); }
 #endif
 #include "common/block_weights.glsl"
 #if defined(B_BLOCKS)
-void load8_b(uint i, out vec4 lo, out vec4 hi) { load8_B(i, lo, hi); }
+uvec4 load8_b(uint i) {
+  vec4 lo, hi;
+  load8_B(i, lo, hi);
+  return pack8(lo, hi);
+}
 #else
 layout(std430, binding = 1) readonly buffer BBuffer { uvec4 b_data[]; };
-void load8_b(uint i, out vec4 lo, out vec4 hi) {
-  const uvec4 w = b_data[i >> 3];
-  lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-  hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
-}
+uvec4 load8_b(uint i) { return b_data[i >> 3]; }
 #endif
 layout(std430, binding = 2) writeonly buffer CBuffer { float c_data[]; };
 
-shared float16_t tile_a[BM * LDS];
-shared float16_t tile_b[BN * LDS];
+shared uint tile_a[BM * LDS / 2u];  // f16 pairs
+shared uint tile_b[BN * LDS / 2u];
 shared float stage[WARPS_M * WARPS_N * 16u * STAGE_LD];
 
-
-// Eight values of k from k0 + 8 * chunk of row `row` (of the tile) of A or B, as f16, into its tile.
-void stage_a(uint row, uint chunk, uint k0) {
+// Word `chunk` (values k0 + 8 chunk ..) of row `row` of the A or B tile; zeros outside A or B.
+uvec4 fetch_a(uint row, uint chunk, uint k0) {
   const uint gr = gl_WorkGroupID.y * BM + row, gk = k0 + chunk * 8u;
-  vec4 lo = vec4(0.0), hi = vec4(0.0);
-  if (gr < p.M && gk < p.K) load8_a(p.a_off + gr * p.lda + gk, lo, hi);
-  const uint at = row * LDS + chunk * 8u;
-  [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-    tile_a[at + e] = float16_t(lo[e]);
-    tile_a[at + 4u + e] = float16_t(hi[e]);
-  }
+  if (gr >= p.M || gk >= p.K) return uvec4(0u);  // a branch: nothing is read there
+  return load8_a(p.a_off + gr * p.lda + gk);
 }
 
-void stage_b(uint row, uint chunk, uint k0) {
+uvec4 fetch_b(uint row, uint chunk, uint k0) {
   const uint gr = gl_WorkGroupID.x * BN + row, gk = k0 + chunk * 8u;
-  vec4 lo = vec4(0.0), hi = vec4(0.0);
-  if (gr < p.N && gk < p.K) load8_b(p.b_off + gr * p.ldb + gk, lo, hi);
-  const uint at = row * LDS + chunk * 8u;
-  [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-    tile_b[at + e] = float16_t(lo[e]);
-    tile_b[at + 4u + e] = float16_t(hi[e]);
-  }
+  if (gr >= p.N || gk >= p.K) return uvec4(0u);  // a branch: nothing is read there
+  return load8_b(p.b_off + gr * p.ldb + gk);
 }
+
+// Invocation tid stages words tid + s * WORKGROUP of each tile; word w is row w / CHUNKS, values
+// 8 (w % CHUNKS) .. of the step. FETCH_WORDS reads a step's words into registers, STORE_WORDS
+// writes them to the tiles as four adjacent uint stores each.
+#define FETCH_WORDS(k0)                                                                           \
+  [[unroll]] for (uint s = 0u; s < A_WORDS; ++s) {                                                \
+    const uint w = tid + s * WORKGROUP;                                                           \
+    if (w < BM * CHUNKS) next_a[s] = fetch_a(w / CHUNKS, w % CHUNKS, k0);                         \
+  }                                                                                               \
+  [[unroll]] for (uint s = 0u; s < B_WORDS; ++s) {                                                \
+    const uint w = tid + s * WORKGROUP;                                                           \
+    if (w < BN * CHUNKS) next_b[s] = fetch_b(w / CHUNKS, w % CHUNKS, k0);                         \
+  }
+#define STORE_WORD(TILE, w, word)                                                                 \
+  [[unroll]] for (uint q = 0u; q < 4u; ++q) TILE[((w) / CHUNKS) * (LDS / 2u) + ((w) % CHUNKS) * 4u + q] = (word)[q]
+#define STORE_WORDS()                                                                             \
+  [[unroll]] for (uint s = 0u; s < A_WORDS; ++s)                                                  \
+    if (tid + s * WORKGROUP < BM * CHUNKS) STORE_WORD(tile_a, tid + s * WORKGROUP, next_a[s]);    \
+  [[unroll]] for (uint s = 0u; s < B_WORDS; ++s)                                                  \
+    if (tid + s * WORKGROUP < BN * CHUNKS) STORE_WORD(tile_b, tid + s * WORKGROUP, next_b[s])
 
 void main() {
   const uint tid = gl_LocalInvocationIndex;
@@ -129,17 +143,24 @@ void main() {
   FRAG_C acc[FRAGS_M * FRAGS_N];
   for (uint f = 0u; f < FRAGS_M * FRAGS_N; ++f) FRAG_ZERO(acc[f]);
 
+  uvec4 next_a[A_WORDS], next_b[B_WORDS];
+  FETCH_WORDS(0u);
   for (uint k0 = 0u; k0 < p.K; k0 += BK) {
-    for (uint e = tid; e < BM * CHUNKS; e += WORKGROUP) stage_a(e / CHUNKS, e % CHUNKS, k0);
-    for (uint e = tid; e < BN * CHUNKS; e += WORKGROUP) stage_b(e / CHUNKS, e % CHUNKS, k0);
+    STORE_WORDS();
     barrier();
+    // The next step's words, in flight while the matrix units work on this one.
+    if (k0 + BK < p.K) {
+      FETCH_WORDS(k0 + BK);
+    }
     for (uint kk = 0u; kk < BK; kk += 16u) {
       FRAG_A a[FRAGS_M];
       FRAG_B b[FRAGS_N];
-      for (uint i = 0u; i < FRAGS_M; ++i) FRAG_LOAD(a[i], tile_a, ((warp_m * FRAGS_M + i) * 16u) * LDS + kk, LDS, false);
-      for (uint j = 0u; j < FRAGS_N; ++j) FRAG_LOAD(b[j], tile_b, ((warp_n * FRAGS_N + j) * 16u) * LDS + kk, LDS, true);
       for (uint i = 0u; i < FRAGS_M; ++i)
-        for (uint j = 0u; j < FRAGS_N; ++j) FRAG_MUL_ADD(acc[i * FRAGS_N + j], a[i], tile_a, b[j], tile_b);
+        FRAG_LOAD_PACKED(a[i], tile_a, ((warp_m * FRAGS_M + i) * 16u) * LDS + kk, LDS, false);
+      for (uint j = 0u; j < FRAGS_N; ++j)
+        FRAG_LOAD_PACKED(b[j], tile_b, ((warp_n * FRAGS_N + j) * 16u) * LDS + kk, LDS, true);
+      for (uint i = 0u; i < FRAGS_M; ++i)
+        for (uint j = 0u; j < FRAGS_N; ++j) FRAG_MUL_ADD_PACKED(acc[i * FRAGS_N + j], a[i], tile_a, b[j], tile_b);
     }
     barrier();
   }

@@ -11,6 +11,13 @@
 //   FRAG_MUL_ADD(c, a, A_ARRAY, b, B_ARRAY)
 //                             c += a * b, where a and b were loaded from A_ARRAY and B_ARRAY, which
 //                             must not have changed since (the emulation reads them there)
+//   FRAG_LOAD_PACKED(f, ARRAY, at, ld, cols), FRAG_MUL_ADD_PACKED(c, a, A_ARRAY, b, B_ARRAY)
+//                             the same for a shared uint array holding 2 halves per element, so
+//                             that a kernel stages 8 values with 4 stores (adjacent, which GPU
+//                             compilers merge) instead of 8; `at` and `ld` still count halves.
+//                             (A uvec4 array would be one store, but Mesa 22.3's lavapipe
+//                             computes wrong products from it after about 15 steps of a loop with
+//                             barriers; Mesa 25 is right. uint arrays are right on both.)
 //   FRAG_STORE(c, ARRAY, at, ld)
 //                             row i, column j of c to ARRAY[at + i * ld + j] (shared or storage)
 //   WARP_ID, LANE_ID          the warp (subgroup) of 32 lanes this invocation belongs to, its lane
@@ -31,6 +38,9 @@ const uint FRAG_LANES = 32u;
 #define FRAG_ZERO(c) c = FRAG_C(0.0)
 #define FRAG_LOAD(f, ARRAY, at, ld, cols) coopMatLoadNV(f, ARRAY, at, ld, cols)
 #define FRAG_MUL_ADD(c, a, A_ARRAY, b, B_ARRAY) c = coopMatMulAddNV(a, b, c)
+// A load from an array of another type counts `at` and `ld` in that type's elements.
+#define FRAG_LOAD_PACKED(f, ARRAY, at, ld, cols) coopMatLoadNV(f, ARRAY, (at) >> 1u, (ld) >> 1u, cols)
+#define FRAG_MUL_ADD_PACKED(c, a, A_ARRAY, b, B_ARRAY) c = coopMatMulAddNV(a, b, c)
 #define FRAG_STORE(c, ARRAY, at, ld) coopMatStoreNV(c, ARRAY, at, ld, false)
 #else
 // An operand is its place in the shared array; lane l of an accumulator holds elements 8l..8l+7
@@ -50,15 +60,20 @@ struct FragmentSums {
 #define LANE_ID (gl_LocalInvocationIndex % FRAG_LANES)
 #define FRAG_ZERO(c) [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) c.v[e_] = 0.0
 #define FRAG_LOAD(f, ARRAY, at_, ld_, cols_) f = FragmentPlace(at_, ld_, cols_)
+#define FRAG_LOAD_PACKED(f, ARRAY, at_, ld_, cols_) f = FragmentPlace(at_, ld_, cols_)
 #define FRAG_AT(f, i, j) ((f).at + ((f).cols ? (j) * (f).ld + (i) : (i) * (f).ld + (j)))
-#define FRAG_MUL_ADD(c, a, A_ARRAY, b, B_ARRAY)                                         \
+#define FRAG_HALF(ARRAY, i) float(ARRAY[i])
+#define FRAG_PACKED_HALF(ARRAY, i) unpackHalf2x16(ARRAY[(i) >> 1u] >> (((i) & 1u) * 16u)).x
+#define FRAG_PRODUCTS(c, a, A_ARRAY, b, B_ARRAY, READ)                                  \
   [[dont_unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                    \
     const uint r_ = (LANE_ID * 8u + e_) / 16u, c_ = (LANE_ID * 8u + e_) % 16u;           \
     float s_ = 0.0;                                                                     \
     for (uint k_ = 0u; k_ < 16u; ++k_)                                                  \
-      s_ += float(A_ARRAY[FRAG_AT(a, r_, k_)]) * float(B_ARRAY[FRAG_AT(b, k_, c_)]);    \
+      s_ += READ(A_ARRAY, FRAG_AT(a, r_, k_)) * READ(B_ARRAY, FRAG_AT(b, k_, c_));      \
     c.v[e_] += s_;                                                                      \
   }
+#define FRAG_MUL_ADD(c, a, A_ARRAY, b, B_ARRAY) FRAG_PRODUCTS(c, a, A_ARRAY, b, B_ARRAY, FRAG_HALF)
+#define FRAG_MUL_ADD_PACKED(c, a, A_ARRAY, b, B_ARRAY) FRAG_PRODUCTS(c, a, A_ARRAY, b, B_ARRAY, FRAG_PACKED_HALF)
 #define FRAG_STORE(c, ARRAY, at_, ld_)                                                  \
   [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                        \
     const uint r_ = (LANE_ID * 8u + e_) / 16u, c_ = (LANE_ID * 8u + e_) % 16u;           \
