@@ -5,11 +5,12 @@
 //
 // Per key tile: S = Q K^T on fragments (Q, f16, stays in shared memory for the whole walk and is
 // loaded into fragments per tile: held in an array of fragments it made lavapipe's compile of the
-// emulated variant many times slower; K is staged as f16), the scores go through shared memory to an online softmax in f32 (two
-// invocations per row), P is rounded to f16 and P V is computed on fragments, DVC = 32 value
+// emulated variant many times slower), the scores go through shared memory to an online softmax in
+// f32 (two invocations per row), P is rounded to f16 and P V is computed on fragments, DVC = 32 value
 // columns at a time, into fresh accumulators that are added to the running output in registers
 // (rescaling by exp(m_old - m_new) is per row, which fragments cannot do). The row sums add the
-// f16-rounded P that the product uses, so normalisation matches it.
+// f16-rounded P that the product uses, so normalisation matches it. Q, K and V are staged 8 values
+// per load, packed as f16 pairs (four 32-bit shared stores per 8 values).
 //
 // Queries are rows 0..q_rows-1 of Q (already rotated, f32) at segment positions q_pos0 + row;
 // keys and values are the segment cache, positions 0..q_pos0 + q_rows - 1. Query head h reads
@@ -55,21 +56,28 @@ layout(push_constant) uniform Params {
   float scale;
 } p;
 
-DECLARE_F32_INPUT(0, Q)
-DECLARE_F32_INPUT(1, K)
+// Q, K and V are read 8 values at a time as packed f16 (element i a multiple of 8: D and Dv are
+// multiples of 16, and so are the row strides).
+layout(std430, binding = 0) readonly buffer QBuffer { vec4 q_data[]; };
+layout(std430, binding = 1) readonly buffer KBuffer { vec4 k_data[]; };
+uvec4 load8_q(uint i) { return pack_half8(q_data[i >> 2], q_data[(i >> 2) + 1u]); }
+uvec4 load8_k(uint i) { return pack_half8(k_data[i >> 2], k_data[(i >> 2) + 1u]); }
 #ifdef V_F16
-DECLARE_F16_INPUT(2, V)
+layout(std430, binding = 2) readonly buffer VBuffer { uvec4 v_data[]; };
+uvec4 load8_v(uint i) { return v_data[i >> 3]; }
 #else
-DECLARE_F32_INPUT(2, V)
+layout(std430, binding = 2) readonly buffer VBuffer { vec4 v_data[]; };
+uvec4 load8_v(uint i) { return pack_half8(v_data[i >> 2], v_data[(i >> 2) + 1u]); }
 #endif
 layout(std430, binding = 3) writeonly buffer Out { float out_data[]; };
 // The open segment's length when the piece runs: from a buffer, so one recording serves every position.
 layout(std430, binding = 4) readonly buffer Position { uint q_pos0; };
 
-shared float16_t q_tile[BR * LDQ];
-shared float16_t k_tile[BC * LDQ];
-shared float16_t v_tile[BC * LDV];
-shared float16_t p_tile[BR * LDP];
+// f16 tiles, packed in pairs (common/fragments.glsl): 8 values are staged with 4 stores.
+shared uint q_tile[BR * LDQ / 2u];
+shared uint k_tile[BC * LDQ / 2u];
+shared uint v_tile[BC * LDV / 2u];
+shared uint p_tile[BR * LDP / 2u];
 shared float s_tile[BR * LDS];  // scores, then each pass's P V
 shared float row_max[2u * BR];
 shared float row_sum[2u * BR];
@@ -85,9 +93,11 @@ void main() {
   const uint q_pos = min(q_pos0 + q0 + r, last_key);           // rows past q_rows act as the last
   const uint q_stride = p.heads_q * D, k_stride = p.heads_kv * D, v_stride = p.heads_kv * DV;
 
-  for (uint e = tid; e < BR * D; e += WG) {
-    const uint rr = e / D, d = e % D, row = q0 + rr;
-    q_tile[rr * LDQ + d] = float16_t(row < p.q_rows ? load_Q(row * q_stride + h * D + d) : 0.0);
+  for (uint e = tid; e < BR * D / 8u; e += WG) {
+    const uint rr = e / (D / 8u), d = (e % (D / 8u)) * 8u, row = q0 + rr;
+    uvec4 word = uvec4(0u);
+    if (row < p.q_rows) word = load8_q(row * q_stride + h * D + d);
+    PACKED_STORE8(q_tile, rr * LDQ + d, word);
   }
   barrier();
 
@@ -96,9 +106,11 @@ void main() {
   float m = kSoftmaxInit, l = 0.0;
 
   for (uint k0 = 0u; k0 <= last_key; k0 += BC) {
-    for (uint e = tid; e < BC * D; e += WG) {
-      const uint j = e / D, d = e % D, key = k0 + j;
-      k_tile[j * LDQ + d] = float16_t(key <= last_key ? load_K(key * k_stride + kvh * D + d) : 0.0);
+    for (uint e = tid; e < BC * D / 8u; e += WG) {
+      const uint j = e / (D / 8u), d = (e % (D / 8u)) * 8u, key = k0 + j;
+      uvec4 word = uvec4(0u);
+      if (key <= last_key) word = load8_k(key * k_stride + kvh * D + d);
+      PACKED_STORE8(k_tile, j * LDQ + d, word);
     }
     barrier();
     // S = Q K^T for the warp's 16 rows: K^T is the tile read by columns.
@@ -106,11 +118,11 @@ void main() {
     for (uint j = 0u; j < BC / 16u; ++j) FRAG_ZERO(s_frag[j]);
     for (uint i = 0u; i < D / 16u; ++i) {
       FRAG_A q_frag;
-      FRAG_LOAD(q_frag, q_tile, warp * 16u * LDQ + i * 16u, LDQ, false);
+      FRAG_LOAD_PACKED(q_frag, q_tile, warp * 16u * LDQ + i * 16u, LDQ, false);
       for (uint j = 0u; j < BC / 16u; ++j) {
         FRAG_B k_frag;
-        FRAG_LOAD(k_frag, k_tile, j * 16u * LDQ + i * 16u, LDQ, true);
-        FRAG_MUL_ADD(s_frag[j], q_frag, q_tile, k_frag, k_tile);
+        FRAG_LOAD_PACKED(k_frag, k_tile, j * 16u * LDQ + i * 16u, LDQ, true);
+        FRAG_MUL_ADD_PACKED(s_frag[j], q_frag, q_tile, k_frag, k_tile);
       }
     }
     for (uint j = 0u; j < BC / 16u; ++j) FRAG_STORE(s_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
@@ -129,11 +141,13 @@ void main() {
     const float m_new = max(m, max(row_max[r], row_max[BR + r]));
     const float alpha = exp(m - m_new);
     float sum = 0.0;
-    [[unroll]] for (uint c = 0u; c < HALF; ++c) {
+    [[unroll]] for (uint c = 0u; c < HALF; c += 2u) {
       const uint j = half_ * HALF + c;
-      const float16_t pv = float16_t(k0 + j <= q_pos ? exp(s[c] - m_new) : 0.0);
-      p_tile[r * LDP + j] = pv;
-      sum += float(pv);
+      const vec2 pv = vec2(k0 + j <= q_pos ? exp(s[c] - m_new) : 0.0, k0 + j + 1u <= q_pos ? exp(s[c + 1u] - m_new) : 0.0);
+      const uint packed = packHalf2x16(pv);
+      p_tile[(r * LDP + j) >> 1u] = packed;
+      const vec2 rounded = unpackHalf2x16(packed);
+      sum += rounded.x + rounded.y;
     }
     row_sum[half_ * BR + r] = sum;
     barrier();
@@ -143,20 +157,22 @@ void main() {
 
     // O += P V, DVC value columns per pass.
     for (uint c0 = 0u; c0 < DV; c0 += DVC) {
-      for (uint e = tid; e < BC * DVC; e += WG) {
-        const uint j = e / DVC, c = e % DVC, key = k0 + j;
-        v_tile[j * LDV + c] = float16_t(key <= last_key ? load_V(key * v_stride + kvh * DV + c0 + c) : 0.0);
+      for (uint e = tid; e < BC * DVC / 8u; e += WG) {
+        const uint j = e / (DVC / 8u), c = (e % (DVC / 8u)) * 8u, key = k0 + j;
+        uvec4 word = uvec4(0u);
+        if (key <= last_key) word = load8_v(key * v_stride + kvh * DV + c0 + c);
+        PACKED_STORE8(v_tile, j * LDV + c, word);
       }
       barrier();
       FRAG_C pv_frag[DVC / 16u];
       for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(pv_frag[j]);
       for (uint i = 0u; i < BC / 16u; ++i) {
         FRAG_A p_frag;
-        FRAG_LOAD(p_frag, p_tile, warp * 16u * LDP + i * 16u, LDP, false);
+        FRAG_LOAD_PACKED(p_frag, p_tile, warp * 16u * LDP + i * 16u, LDP, false);
         for (uint j = 0u; j < DVC / 16u; ++j) {
           FRAG_B v_frag;
-          FRAG_LOAD(v_frag, v_tile, i * 16u * LDV + j * 16u, LDV, false);
-          FRAG_MUL_ADD(pv_frag[j], p_frag, p_tile, v_frag, v_tile);
+          FRAG_LOAD_PACKED(v_frag, v_tile, i * 16u * LDV + j * 16u, LDV, false);
+          FRAG_MUL_ADD_PACKED(pv_frag[j], p_frag, p_tile, v_frag, v_tile);
         }
       }
       for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(pv_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);

@@ -22,7 +22,8 @@ InfiniOptions segment_of(int64_t n, UpdateRule rule = UpdateRule::Linear) {
 
 // Shapes: GQA 2 at D 64; D = Dv = 32 (one pass of value columns); D 48 with Dv 96 (three passes,
 // MHA). Segments of 17, 70 (two workgroups of 64 query rows, the second nearly empty) and 100
-// keys (key tiles of 32, the last partial); streams past three segments; whole segments and
+// keys (key tiles of 32, the last partial), and 600 (walks of up to 19 key tiles: a driver bug
+// with packed tiles once showed only in long loops); streams past three segments; whole segments and
 // pieces of 13 (queries that start mid-segment, key tiles that start before them); the linear
 // and the delta rule. The memory kernels follow the attention's (ops/memory_kernels.hpp).
 void check_matrix_attention(AttentionKernel kernel) {
@@ -33,7 +34,7 @@ void check_matrix_attention(AttentionKernel kernel) {
   };
   const Case cases[] = {{{4, 2, 64, 64}, 70, 0},  {{4, 2, 64, 64}, 100, 13}, {{2, 2, 32, 32}, 17, 0},
                         {{3, 3, 48, 96}, 70, 13}, {{4, 1, 64, 64}, 17, 5},
-                        {{4, 2, 64, 64}, 70, 13, UpdateRule::Delta}};
+                        {{4, 2, 64, 64}, 70, 13, UpdateRule::Delta}, {{2, 1, 32, 32}, 600, 0}};
   for (const ElementType t : {ElementType::F32, ElementType::F16})
     for (const Case& c : cases) {
       INFO("Hq " << c.shape.heads_q << " Hkv " << c.shape.heads_kv << " D " << c.shape.head_dim << " Dv "

@@ -29,6 +29,14 @@
 
 const uint FRAG_LANES = 32u;
 
+// Packed tiles: 8 values as f16, one 16-byte word (lo then hi), and its store into a shared uint
+// tile at half `at` (a multiple of 8) as four adjacent 32-bit stores.
+uvec4 pack_half8(vec4 lo, vec4 hi) {
+  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+}
+#define PACKED_STORE8(TILE, at, word) \
+  [[unroll]] for (uint q_ = 0u; q_ < 4u; ++q_) TILE[((at) >> 1u) + q_] = (word)[q_]
+
 #ifdef MATRIX_UNITS
 #define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define FRAG_B fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
