@@ -22,6 +22,9 @@ step "matrix units: the coopmat kernels (matmul, attention, memory) against the 
 step "prefill-shaped matmuls: coopmat (matrix units) against the tiled kernel, and the f32 FMA peak"
 $infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16,f32-f16 --matmul-kernel tiled,coopmat --repeat 10
 $infini bench --workload matmul --m 512 --n 5632 --k 2048 --dtype f32-f16,f32-q4_k --matmul-kernel tiled,coopmat --repeat 10
+step "the matrix kernel's tilings (WMxWNxFMxFNxBK; all within 48 KiB of shared memory): which to make the default"
+$infini bench --workload matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat --repeat 10 \
+  --matrix-tiles 2x2x4x4x32,2x2x4x4x64,2x4x4x4x32,4x2x4x4x32,4x4x2x2x32,2x2x2x4x32,2x2x4x2x32
 step "one Infini-attention layer (Hq 16, Hkv 4, D 128, N 2048): coopmat (matrix units, attention and memory) against the tiled kernels"
 $infini bench --workload peak_fma,attention --tokens 65536 --segment 2048 --heads 16 --kv-heads 4 --head-dim 128 \
   --dtype f32,f16 --attention-kernel tiled,coopmat --repeat 1

@@ -72,24 +72,20 @@ layout(push_constant) uniform Params {
   uint a_off, b_off, c_off;
 } p;
 
-uvec4 pack8(vec4 lo, vec4 hi) {
-  return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
-}
-
 // Eight consecutive values of A or B from element i (a multiple of 8), packed as f16.
 #ifdef A_F16
 layout(std430, binding = 0) readonly buffer ABuffer { uvec4 a_data[]; };
 uvec4 load8_a(uint i) { return a_data[i >> 3]; }
 #else
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a_data[]; };
-uvec4 load8_a(uint i) { return pack8(a_data[i >> 2], a_data[(i >> 2) + 1u]); }
+uvec4 load8_a(uint i) { return pack_half8(a_data[i >> 2], a_data[(i >> 2) + 1u]); }
 #endif
 #include "common/block_weights.glsl"
 #if defined(B_BLOCKS)
 uvec4 load8_b(uint i) {
   vec4 lo, hi;
   load8_B(i, lo, hi);
-  return pack8(lo, hi);
+  return pack_half8(lo, hi);
 }
 #else
 layout(std430, binding = 1) readonly buffer BBuffer { uvec4 b_data[]; };
@@ -126,13 +122,12 @@ uvec4 fetch_b(uint row, uint chunk, uint k0) {
     const uint w = tid + s * WORKGROUP;                                                           \
     if (w < BN * CHUNKS) next_b[s] = fetch_b(w / CHUNKS, w % CHUNKS, k0);                         \
   }
-#define STORE_WORD(TILE, w, word)                                                                 \
-  [[unroll]] for (uint q = 0u; q < 4u; ++q) TILE[((w) / CHUNKS) * (LDS / 2u) + ((w) % CHUNKS) * 4u + q] = (word)[q]
+#define STORE_TILE_WORD(TILE, w, word) PACKED_STORE8(TILE, ((w) / CHUNKS) * LDS + ((w) % CHUNKS) * 8u, word)
 #define STORE_WORDS()                                                                             \
   [[unroll]] for (uint s = 0u; s < A_WORDS; ++s)                                                  \
-    if (tid + s * WORKGROUP < BM * CHUNKS) STORE_WORD(tile_a, tid + s * WORKGROUP, next_a[s]);    \
+    if (tid + s * WORKGROUP < BM * CHUNKS) STORE_TILE_WORD(tile_a, tid + s * WORKGROUP, next_a[s]);    \
   [[unroll]] for (uint s = 0u; s < B_WORDS; ++s)                                                  \
-    if (tid + s * WORKGROUP < BN * CHUNKS) STORE_WORD(tile_b, tid + s * WORKGROUP, next_b[s])
+    if (tid + s * WORKGROUP < BN * CHUNKS) STORE_TILE_WORD(tile_b, tid + s * WORKGROUP, next_b[s])
 
 void main() {
   const uint tid = gl_LocalInvocationIndex;

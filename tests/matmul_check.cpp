@@ -20,7 +20,8 @@ std::vector<double> rounded_to_f16(std::vector<double> values) {
 }  // namespace
 
 MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles,
-                        uint32_t seed, ops::MatmulKernel kernel, const MatmulLayout& layout) {
+                        uint32_t seed, ops::MatmulKernel kernel, const MatmulLayout& layout,
+                        ops::MatrixTiles matrix_tiles) {
   vk::Device& dev = device();
   const auto a = random_floats(size_t(m) * k, seed);
   const auto b = random_floats(size_t(n) * k, seed + 1);
@@ -33,7 +34,7 @@ MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, Elem
   vk::Buffer dc(dev, c_elems * 4, vk::MemoryUse::DeviceLocal, "C");
   vk::upload(dc, std::span<const uint32_t>(init));
 
-  ops::Matmul matmul(dev, ta, tb, tiles, kernel);
+  ops::Matmul matmul(dev, ta, tb, tiles, kernel, matrix_tiles);
   vk::CommandStream stream(dev);
   stream.begin();
   ops::MatmulArgs args{m, n, k, vk::BufferRange::whole(da), vk::BufferRange::whole(db), vk::BufferRange::whole(dc)};

@@ -22,6 +22,7 @@ struct MatmulLayout {
 };
 
 MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles,
-                        uint32_t seed, ops::MatmulKernel kernel = ops::MatmulKernel::Tiled, const MatmulLayout& layout = {});
+                        uint32_t seed, ops::MatmulKernel kernel = ops::MatmulKernel::Tiled, const MatmulLayout& layout = {},
+                        ops::MatrixTiles matrix_tiles = {});
 
 }  // namespace infini::test

@@ -73,6 +73,40 @@ TEST_CASE_METHOD(GpuTest, "coopmat-emulated: the matrix kernel's tiling against 
   check_matrix_kernel(ops::MatmulKernel::MatrixEmulated, ta, tb);
 }
 
+// Other tilings (what `infini bench --matrix-tiles` times): a workgroup of 2 warps with 2 x 3
+// fragments each and 16 values of k per step; one with words per tile that do not divide among
+// its invocations (48 values of k: 6 words per row) and a single fragment per warp in one
+// direction. Bad tilings are refused with the reason; shared memory past the device's limit by
+// the pipeline.
+TEST_CASE_METHOD(GpuTest, "coopmat-emulated: other tilings against the float64 reference, bad ones refused",
+                 "[gpu][matmul]") {
+  if (!device().caps().shader_float16) {
+    WARN("skipped: " << device().caps().name << " has no shaderFloat16");  // reported, not counted as a pass
+    return;
+  }
+  for (const ops::MatrixTiles tiles : {ops::MatrixTiles{1, 2, 2, 3, 16}, ops::MatrixTiles{2, 1, 1, 3, 48}}) {
+    for (const auto [ta, tb] : {std::pair{ElementType::F32, ElementType::F16}, std::pair{ElementType::F32, ElementType::Q4_K}}) {
+      const uint32_t k = tb == ElementType::F16 ? 488 : 768;
+      INFO("tiles " << tiles.name() << " B " << element_name(tb));
+      MatmulLayout layout;
+      layout.f16_operands = true;
+      const MatmulResult r = run_matmul(70, 100, k, ta, tb, {}, 5, ops::MatmulKernel::MatrixEmulated, layout, tiles);
+      CHECK(r.nmse <= 1e-9);
+      CHECK(r.guard_violations == 0);
+    }
+  }
+  CHECK(ops::matrix_tiles_named("2x2x4x4x32") == ops::MatrixTiles{});
+  CHECK(ops::matrix_tiles_named(ops::MatrixTiles{1, 2, 2, 3, 16}.name()) == ops::MatrixTiles{1, 2, 2, 3, 16});
+  for (const char* bad : {"2x2x4x4", "2x2x4x4x32x1", "2x2x0x4x32", "2x2x4x4x", "ax2x4x4x32", ""})
+    CHECK_FALSE(ops::matrix_tiles_named(bad).has_value());
+  const auto make = [&](ops::MatrixTiles t) {
+    ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::MatrixEmulated, t);
+  };
+  CHECK_THROWS_WITH(make({2, 2, 4, 4, 24}), Catch::Contains("multiple of 16"));
+  CHECK_THROWS_WITH(make({64, 1, 1, 1, 16}), Catch::Contains("maxComputeWorkGroupInvocations"));
+  CHECK_THROWS_WITH(make({2, 2, 8, 8, 128}), Catch::Contains("shared memory"));
+}
+
 TEST_CASE_METHOD(GpuTest, "coopmat on matrix units against the float64 reference", "[gpu][matmul]") {
   const vk::Capabilities& caps = device().caps();
   if (!ops::supports_matrix_units(caps)) {

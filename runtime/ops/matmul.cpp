@@ -162,13 +162,6 @@ bool matrix_ranges_aligned(const MatmulArgs& args) {
   return args.a.offset % 16 == 0 && args.b.offset % 16 == 0 && args.c.offset % 16 == 0;
 }
 
-// matmul_coopmat.comp: 2 x 2 warps of 32 lanes, each 4 x 4 fragments of 16 x 16, so 128 x 128 of C
-// per workgroup, 32 values of k per step (about 25 KiB of shared memory). A common starting point
-// for 16x16x16 f16 fragments; not yet tuned on a GPU.
-constexpr uint32_t kMatrixWarpsM = 2, kMatrixWarpsN = 2, kMatrixFragsM = 4, kMatrixFragsN = 4, kMatrixBK = 32;
-constexpr uint32_t kMatrixLanes = 32, kMatrixFragment = 16;  // FRAG_LANES and the fragments' size
-constexpr uint32_t kMatrixBM = kMatrixWarpsM * kMatrixFragsM * kMatrixFragment;
-constexpr uint32_t kMatrixBN = kMatrixWarpsN * kMatrixFragsN * kMatrixFragment;
 
 // matmul_lanes.comp: rows of C per workgroup (A rows shared by its lanes) and columns per lane.
 // 32 x 8 was the fastest of 8x4 .. 32x8 and 16x16 on llvmpipe (512 rows, K 1024 and 2816: 1.6-1.9x
@@ -226,6 +219,30 @@ std::string_view matmul_kernel_name(MatmulKernel kernel) {
   return "?";
 }
 
+std::string MatrixTiles::name() const {
+  std::string out;
+  for (uint32_t v : {warps_m, warps_n, frags_m, frags_n, bk}) out += (out.empty() ? "" : "x") + std::to_string(v);
+  return out;
+}
+
+std::optional<MatrixTiles> matrix_tiles_named(std::string_view name) {
+  uint32_t v[5];
+  size_t at = 0;
+  for (int i = 0; i < 5; ++i) {
+    const size_t end = i < 4 ? name.find('x', at) : name.size();
+    if (end == std::string_view::npos || end == at || end - at > 4) return std::nullopt;
+    uint32_t x = 0;
+    for (char c : name.substr(at, end - at)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      x = x * 10 + uint32_t(c - '0');
+    }
+    if (x == 0) return std::nullopt;
+    v[i] = x;
+    at = end + 1;
+  }
+  return MatrixTiles{v[0], v[1], v[2], v[3], v[4]};
+}
+
 std::optional<MatmulKernel> matmul_kernel_named(std::string_view name) {
   for (const auto& [k, n] : kKernelNames)
     if (n == name) return k;
@@ -248,7 +265,9 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
   return {32, 32, 16, 4, 4};
 }
 
-Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles, MatmulKernel kernel) : a_(a), b_(b) {
+Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles, MatmulKernel kernel,
+               MatrixTiles matrix_tiles)
+    : a_(a), b_(b), matrix_tiles_(matrix_tiles) {
   const bool requested_auto = kernel == MatmulKernel::Auto;
   if (kernel == MatmulKernel::Auto)
     kernel = !device.caps().is_software()              ? MatmulKernel::Tiled
@@ -273,8 +292,15 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
     kernel_ = units == MatrixUnits::Hardware ? MatmulKernel::Matrix : MatmulKernel::MatrixEmulated;
   if (kernel_ == MatmulKernel::Matrix || kernel_ == MatmulKernel::MatrixEmulated) {
     const bool emulated = kernel_ == MatmulKernel::MatrixEmulated;
-    const uint32_t spec[] = {kMatrixWarpsM * kMatrixWarpsN * kMatrixLanes, kMatrixWarpsM, kMatrixWarpsN,
-                             kMatrixFragsM, kMatrixFragsN, kMatrixBK};
+    const MatrixTiles& t = matrix_tiles_;
+    if (t.bk % 16 || !t.warps_m || !t.warps_n || !t.frags_m || !t.frags_n)
+      throw Error("matmul: matrix tiles " + t.name() + " need at least one warp and fragment and BK a multiple of 16");
+    if (t.workgroup_size() > device.caps().max_workgroup_invocations)
+      throw Error("matmul: matrix tiles " + t.name() + " need " + std::to_string(t.workgroup_size()) +
+                  " invocations; maxComputeWorkGroupInvocations is " +
+                  std::to_string(device.caps().max_workgroup_invocations));
+    // Shared memory is checked against the device when the pipeline is made (from its SPIR-V).
+    const uint32_t spec[] = {t.workgroup_size(), t.warps_m, t.warps_n, t.frags_m, t.frags_n, t.bk};
     matrix_ = &device.pipelines().get(kernel_for(emulated ? KernelFamily(kMatrixEmulated) : KernelFamily(kMatrix), a, b), spec);
     // Auto leaves decode's few rows to the vector kernel.
     matrix_min_rows_ = requested_auto ? kMaxVectorRows + 1 : 1;
@@ -336,7 +362,7 @@ Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
     return {vector_[args.m - 1], {ceil_div(args.n, kVectorCols), 1, 1},
             kernel_ == MatmulKernel::VectorShared ? MatmulKernel::VectorShared : MatmulKernel::Vector};
   if (matrix_ && args.m >= matrix_min_rows_ && aligned(8) && matrix_ranges_aligned(args))
-    return {matrix_, {ceil_div(args.n, kMatrixBN), ceil_div(args.m, kMatrixBM), 1},
+    return {matrix_, {ceil_div(args.n, matrix_tiles_.bn()), ceil_div(args.m, matrix_tiles_.bm()), 1},
             kernel_ == MatmulKernel::MatrixEmulated ? MatmulKernel::MatrixEmulated : MatmulKernel::Matrix};
   if (kernel_ == MatmulKernel::Lanes && aligned(8) && args.m >= kLanesMinRows)
     return {lanes_, {ceil_div(args.n, kLanesWidth * kLanesCols), ceil_div(args.m, kLanesRows), 1}, MatmulKernel::Lanes};

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "infini/element_type.hpp"
@@ -25,6 +26,22 @@ struct MatmulTiles {
 
 // Tiles that suit the device (from its limits; kept in one place so tuning is easy to find).
 MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
+
+// The matrix-unit kernel's tiling (matmul_coopmat.comp): warps_m x warps_n warps of 32 lanes, each
+// frags_m x frags_n fragments of 16 x 16, so bm() x bn() of C per workgroup; bk values of k per
+// step (a multiple of 16). Named as "2x2x4x4x32" (warps_m x warps_n x frags_m x frags_n x bk).
+// The default is a common starting point for 16x16x16 f16 fragments, not yet tuned on a GPU:
+// `infini bench --workload matmul --matrix-tiles` times others in one run.
+struct MatrixTiles {
+  uint32_t warps_m = 2, warps_n = 2, frags_m = 4, frags_n = 4, bk = 32;
+  uint32_t bm() const noexcept { return warps_m * frags_m * 16; }
+  uint32_t bn() const noexcept { return warps_n * frags_n * 16; }
+  uint32_t workgroup_size() const noexcept { return warps_m * warps_n * 32; }
+  std::string name() const;
+  bool operator==(const MatrixTiles&) const = default;
+};
+// Parses a name as MatrixTiles::name writes it; nullopt if it is not five positive numbers.
+std::optional<MatrixTiles> matrix_tiles_named(std::string_view name);
 
 // Tiled: shared-memory tiles (matmul.comp), what GPUs want. Registers: blocks of C computed
 // straight from device memory with vec4 loads (matmul_regs.comp), what CPU drivers want; it needs
@@ -69,7 +86,9 @@ struct MatmulArgs {
 class Matmul {
  public:
   // Throws infini::Error when the tiles are inconsistent or exceed the device's limits.
-  Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto);
+  // matrix_tiles: the tiling of the Matrix and MatrixEmulated kernels.
+  Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto,
+         MatrixTiles matrix_tiles = {});
 
   // Records one dispatch; checks that every operand fits its range.
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
@@ -77,6 +96,7 @@ class Matmul {
   MatmulKernel kernel_for_call(const MatmulArgs& args) const;
 
   const MatmulTiles& tiles() const noexcept { return tiles_; }
+  const MatrixTiles& matrix_tiles() const noexcept { return matrix_tiles_; }
   MatmulKernel kernel() const noexcept { return kernel_; }
   // Whether calls of more than kMaxVectorRows rows (aligned as Matrix needs) run on matrix units.
   bool uses_matrix_units() const noexcept { return matrix_ && kernel_ != MatmulKernel::MatrixEmulated; }
@@ -92,6 +112,7 @@ class Matmul {
 
   ElementType a_, b_;
   MatmulTiles tiles_;
+  MatrixTiles matrix_tiles_;
   MatmulKernel kernel_;
   const vk::Pipeline* pipeline_;
   const vk::Pipeline* regs_block_ = nullptr;  // Registers: kRegsRows x kRegsCols per invocation

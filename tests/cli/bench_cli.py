@@ -89,6 +89,15 @@ check(r.returncode == 0, "bench coopmat-emulated: " + r.stderr)
 records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
 check([(x.get("kernel"), x.get("ran")) for x in records] == [("coopmat-emulated", "tiled")], f"fallback {records}")
 
+# Several tilings of the matrix kernel in one run: a record each where the call ran it, one record
+# for a kernel that does not use them.
+r = run(["--workload", "matmul", "--m", "24", "--n", "40", "--k", "64", "--dtype", "f32-f16",
+         "--matmul-kernel", "tiled,coopmat-emulated", "--matrix-tiles", "2x2x4x4x32,1x2x2x3x16", "--repeat", "1"])
+check(r.returncode == 0, "bench --matrix-tiles: " + r.stderr)
+records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+check([(x.get("ran"), x.get("matrix_tiles")) for x in records] ==
+      [("tiled", None), ("coopmat-emulated", "2x2x4x4x32"), ("coopmat-emulated", "1x2x2x3x16")], f"tilings {records}")
+
 # The attention layer on the matrix kernels' tiling; its memory kernels follow the attention's.
 r = run(["--workload", "attention", "--attention-kernel", "tiled,coopmat-emulated", "--dtype", "f16", "--tokens", "80",
          "--segment", "64", "--heads", "2", "--kv-heads", "1", "--head-dim", "32", "--repeat", "1"])
@@ -98,7 +107,8 @@ check([(x.get("kernel"), x.get("memory_kernel"), x.get("segments")) for x in rec
       [("tiled", "tiled", 2), ("coopmat-emulated", "coopmat-emulated", 2)], f"attention records {records}")
 
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-kernel", "flash"], ["--workload", "nothing"],
-            ["--repeat", "0"]):
+            ["--repeat", "0"], ["--matrix-tiles", "2x2x4x4"],
+            ["--matmul-kernel", "coopmat-emulated", "--matrix-tiles", "2x2x4x4x24"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 

@@ -24,6 +24,8 @@ struct BenchOptions {
   std::vector<std::string> dtypes{"f32", "f16"};
   // matmul: kernels to time in the same run.
   std::vector<ops::MatmulKernel> matmul_kernels{ops::MatmulKernel::Auto};
+  // matmul: tilings of the matrix-unit kernel to time, for calls that run it.
+  std::vector<ops::MatrixTiles> matrix_tiles{ops::MatrixTiles{}};
   std::vector<ops::AttentionKernel> attention_kernels{ops::AttentionKernel::Auto};
   // attention: one layer over streams of these lengths.
   std::vector<int64_t> tokens{65536};

@@ -75,8 +75,9 @@ void bench_bandwidth(BenchRun& run) {
 }
 
 // One matmul shape, one storage type pair, one kernel: a record with GFLOP/s and the peak fraction.
-void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<float>& b, const std::string& dtype,
-                 ops::MatmulKernel kernel) {
+// Returns whether the call ran a matrix-unit kernel (so that the tiling mattered).
+bool time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<float>& b, const std::string& dtype,
+                 ops::MatmulKernel kernel, const ops::MatrixTiles& matrix_tiles) {
   const auto& o = run.options;
   // "A-B": A (activations) and B (weights) of different types; else both the same.
   const size_t dash = dtype.find('-');
@@ -85,7 +86,7 @@ void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
   vk::Buffer da = ops::upload_tensor(run.device, a, type_a, "A");
   vk::Buffer db = ops::upload_tensor(run.device, b, type_b, "B");
   vk::Buffer dc(run.device, size_t(o.m) * o.n * 4, vk::MemoryUse::DeviceLocal, "C");
-  ops::Matmul matmul(run.device, type_a, type_b, {}, kernel);
+  ops::Matmul matmul(run.device, type_a, type_b, {}, kernel, matrix_tiles);
   vk::CommandStream stream(run.device, 2);
   stream.begin();
   stream.timestamp("start");
@@ -114,11 +115,15 @@ void time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
                         {"gflops_max", s.max}};
   const auto& tiles = matmul.tiles();
   record["tiles"] = {tiles.bm, tiles.bn, tiles.bk, tiles.tm, tiles.tn};
-  record["ran"] = ops::matmul_kernel_name(matmul.kernel_for_call(args));  // after any fallback for this shape
+  const ops::MatmulKernel ran = matmul.kernel_for_call(args);
+  record["ran"] = ops::matmul_kernel_name(ran);  // after any fallback for this shape
+  const bool matrix = ran == ops::MatmulKernel::Matrix || ran == ops::MatmulKernel::MatrixEmulated;
+  if (matrix) record["matrix_tiles"] = matmul.matrix_tiles().name();
   record["gbytes_per_s"] = g.median;
   if (run.peak_gflops > 0) record["fraction_of_peak"] = s.median / run.peak_gflops;
   if (run.bandwidth_gbps > 0) record["fraction_of_bandwidth"] = g.median / run.bandwidth_gbps;
   run.emit(record);
+  return matrix;
 }
 
 void bench_matmul(BenchRun& run) {
@@ -129,7 +134,9 @@ void bench_matmul(BenchRun& run) {
   for (float& v : a) v = dist(rng);
   for (float& v : b) v = dist(rng);
   for (const std::string& dtype : o.dtypes)
-    for (const ops::MatmulKernel kernel : o.matmul_kernels) time_matmul(run, a, b, dtype, kernel);
+    for (const ops::MatmulKernel kernel : o.matmul_kernels)
+      for (const ops::MatrixTiles& tiles : o.matrix_tiles)
+        if (!time_matmul(run, a, b, dtype, kernel, tiles)) break;  // no matrix kernel: the tiling is not used
 }
 
 const RegisterWorkload peak{"peak_fma", 0, bench_peak_fma};

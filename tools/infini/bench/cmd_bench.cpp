@@ -75,6 +75,7 @@ struct Args {
   std::string workloads = "peak_fma,matmul";
   std::string dtypes = "f32,f16";
   std::string matmul_kernels = "auto";
+  std::string matrix_tiles = ops::MatrixTiles{}.name();
   std::string attention_kernels = "auto";
   std::string tokens = "65536";
   ModelArgs devices;  // --device, --devices, --split
@@ -90,6 +91,14 @@ int run_bench(Args& args) {
     const auto kernel = ops::matmul_kernel_named(name);
     if (!kernel) throw Error("--matmul-kernel takes auto, tiled, tiled-half, registers, lanes, vector, vector-shared, coopmat and/or coopmat-emulated, not '" + name + "'");
     args.options.matmul_kernels.push_back(*kernel);
+  }
+  args.options.matrix_tiles.clear();
+  for (const auto& name : split_list(args.matrix_tiles)) {
+    const auto tiles = ops::matrix_tiles_named(name);
+    if (!tiles)
+      throw Error("--matrix-tiles takes tilings written WMxWNxFMxFNxBK (warps, fragments per warp, k per step), "
+                  "such as 2x2x4x4x32, not '" + name + "'");
+    args.options.matrix_tiles.push_back(*tiles);
   }
   args.options.attention_kernels.clear();
   for (const auto& name : split_list(args.attention_kernels)) {
@@ -136,6 +145,8 @@ const RegisterCommand registration{
       app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-q8_0, f32-q4_0, f32-q4_k, f32-q5_k, f32-q6_k (quantized weights)")
           ->capture_default_str();
       app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
+          ->capture_default_str();
+      app.add_option("--matrix-tiles", args->matrix_tiles, "matmul: tilings of the matrix-unit kernel (coopmat, coopmat-emulated) to time in the same run, each WMxWNxFMxFNxBK: warps per workgroup down and across, 16x16 fragments per warp down and across, values of k per step (a multiple of 16)")
           ->capture_default_str();
       app.add_option("--attention-kernel", args->attention_kernels, "attention: kernels to time in the same run: auto, tiled, rows, coopmat (matrix units), coopmat-emulated (slow)")
           ->capture_default_str();
