@@ -107,7 +107,7 @@ check([(x.get("kernel"), x.get("memory_kernel"), x.get("segments")) for x in rec
       [("tiled", "tiled", 2), ("coopmat-emulated", "coopmat-emulated", 2)], f"attention records {records}")
 
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-kernel", "flash"], ["--workload", "nothing"],
-            ["--repeat", "0"], ["--matrix-tiles", "2x2x4x4"],
+            ["--repeat", "0"], ["--matrix-tiles", "2x2x4x4"], ["--matrix-tiles", ""], ["--matmul-kernel", ""], ["--dtype", ""], ["--workload", ""],
             ["--matmul-kernel", "coopmat-emulated", "--matrix-tiles", "2x2x4x4x24"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")

@@ -113,7 +113,15 @@ int run_bench(Args& args) {
     if (*end != '\0' || v < 1 || v > (1ll << 40)) throw Error("--tokens takes positive token counts, not '" + t + "'");
     args.options.tokens.push_back(v);
   }
+  // An empty list would time nothing and say nothing.
+  for (const auto& [flag, empty] : {std::pair{"--dtype", args.options.dtypes.empty()},
+                                    std::pair{"--matmul-kernel", args.options.matmul_kernels.empty()},
+                                    std::pair{"--matrix-tiles", args.options.matrix_tiles.empty()},
+                                    std::pair{"--attention-kernel", args.options.attention_kernels.empty()},
+                                    std::pair{"--tokens", args.options.tokens.empty()}})
+    if (empty) throw Error(std::string(flag) + " needs at least one value");
   auto wanted = split_list(args.workloads);
+  if (wanted.empty()) throw Error("--workload needs at least one value");
   auto& all = workloads();
   for (const auto& w : wanted)
     if (std::none_of(all.begin(), all.end(), [&](const WorkloadEntry& e) { return e.name == w; })) {
