@@ -85,7 +85,7 @@ TEST_CASE_METHOD(GpuTest, "coopmat-emulated: other tilings against the float64 r
     return;
   }
   for (const ops::MatrixTiles tiles : {ops::MatrixTiles{1, 2, 2, 3, 16}, ops::MatrixTiles{2, 1, 1, 3, 48}}) {
-    for (const auto [ta, tb] : {std::pair{ElementType::F32, ElementType::F16}, std::pair{ElementType::F32, ElementType::Q4_K}}) {
+    for (const auto& [ta, tb] : {std::pair{ElementType::F32, ElementType::F16}, std::pair{ElementType::F32, ElementType::Q4_K}}) {
       const uint32_t k = tb == ElementType::F16 ? 488 : 768;
       INFO("tiles " << tiles.name() << " B " << element_name(tb));
       MatmulLayout layout;

@@ -69,7 +69,7 @@ namespace infini::ops {
 namespace {
 
 struct Push {
-  uint32_t m, n, k, lda, ldb, ldc, a_off, b_off, c_off;
+  uint32_t m, n, k, lda, ldb, ldc, a_off, b_off, c_off, accumulate;
 };
 
 // One compiled storage variant of a matmul shader: the element types of A and B it reads. A kernel
@@ -220,9 +220,8 @@ std::string_view matmul_kernel_name(MatmulKernel kernel) {
 }
 
 std::string MatrixTiles::name() const {
-  std::string out;
-  for (uint32_t v : {warps_m, warps_n, frags_m, frags_n, bk}) out += (out.empty() ? "" : "x") + std::to_string(v);
-  return out;
+  return std::to_string(warps_m) + "x" + std::to_string(warps_n) + "x" + std::to_string(frags_m) + "x" +
+         std::to_string(frags_n) + "x" + std::to_string(bk);
 }
 
 std::optional<MatrixTiles> matrix_tiles_named(std::string_view name) {
@@ -385,9 +384,10 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   check_operand("B", args.b, args.n, args.k, ldb, args.b_offset, b_);
   check_operand("C", args.c, args.m, args.n, ldc, args.c_offset, ElementType::F32);
   if (args.m == 0 || args.n == 0) return;
-  const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset};
+  const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset,
+                  args.accumulate ? 1u : 0u};
   const Plan p = plan(args);
-  stream.dispatch(*p.pipeline, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, vk::Access::Write}},
+  stream.dispatch(*p.pipeline, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, args.accumulate ? vk::Access::ReadWrite : vk::Access::Write}},
                   push, p.groups);
 }
 
