@@ -37,6 +37,7 @@ layout(push_constant) uniform Params {
   uint M, N, K;
   uint lda, ldb, ldc;        // row strides in elements
   uint a_off, b_off, c_off;  // element offsets of the first row
+  uint accumulate;           // 1: C += A B^T (a residual added in the same pass), 0: C = A B^T
 } p;
 
 #ifdef A_F16
@@ -51,7 +52,7 @@ DECLARE_F16_INPUT(1, B)
 #else
 DECLARE_F32_INPUT(1, B)
 #endif
-layout(std430, binding = 2) writeonly buffer CBuffer { float C_data[]; };
+#include "common/matmul_output.glsl"
 
 // Stored k-major so the inner loop reads consecutive rows/columns of the tile.
 #ifdef HALF_MATH
@@ -136,7 +137,7 @@ void main() {
     if (r >= p.M) break;
     for (uint j = 0; j < TN; ++j) {
       const uint c = col0 + tx * TN + j;
-      if (c < p.N) C_data[p.c_off + r * p.ldc + c] = acc[i * TN + j];
+      if (c < p.N) store_c(p.c_off + r * p.ldc + c, acc[i * TN + j]);
     }
   }
 }

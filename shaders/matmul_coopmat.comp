@@ -19,7 +19,8 @@
 // Stores: a tile wholly inside C whose stride and offset are multiples of 4 goes straight from the
 // accumulators to C; any other tile goes fragment by fragment through shared memory, whose
 // values each lane then writes where they are inside C. The choice is the same for the whole
-// workgroup, so every barrier is reached by all its invocations.
+// workgroup, so every barrier is reached by all its invocations. A call that adds to C starts a
+// whole tile's sums from C's values, and adds them to a partial tile's values as it stores them.
 //
 // MATRIX_UNITS (VK_NV_cooperative_matrix) uses the hardware fragments. Without it the same kernel
 // emulates them (common/fragments.glsl), so the tiling, staging, conversion, bounds and stores can
@@ -70,6 +71,7 @@ layout(push_constant) uniform Params {
   uint M, N, K;
   uint lda, ldb, ldc;
   uint a_off, b_off, c_off;
+  uint accumulate;  // 1: C += A B^T, 0: C = A B^T
 } p;
 
 // Eight consecutive values of A or B from element i (a multiple of 8), packed as f16.
@@ -91,7 +93,7 @@ uvec4 load8_b(uint i) {
 layout(std430, binding = 1) readonly buffer BBuffer { uvec4 b_data[]; };
 uvec4 load8_b(uint i) { return b_data[i >> 3]; }
 #endif
-layout(std430, binding = 2) writeonly buffer CBuffer { float c_data[]; };
+#include "common/matmul_output.glsl"
 
 shared uint tile_a[BM * LDS / 2u];  // f16 pairs
 shared uint tile_b[BN * LDS / 2u];
@@ -135,8 +137,18 @@ void main() {
   const uint warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
   const uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
 
+  // A tile wholly inside C, with a 16-byte stride and offset, is stored straight from the
+  // fragments (and, when the call adds to C, its sums start from C's values); any other goes
+  // through shared memory. The choice is the same for the whole workgroup.
+  const bool whole = row0 + BM <= p.M && col0 + BN <= p.N && p.ldc % 4u == 0u && p.c_off % 4u == 0u;
   FRAG_C acc[FRAGS_M * FRAGS_N];
   for (uint f = 0u; f < FRAGS_M * FRAGS_N; ++f) FRAG_ZERO(acc[f]);
+  if (whole && p.accumulate != 0u)
+    for (uint i = 0u; i < FRAGS_M; ++i)
+      for (uint j = 0u; j < FRAGS_N; ++j) {
+        const uint r = row0 + (warp_m * FRAGS_M + i) * 16u, c = col0 + (warp_n * FRAGS_N + j) * 16u;
+        FRAG_LOAD_ACC(acc[i * FRAGS_N + j], c_data, p.c_off + r * p.ldc + c, p.ldc);
+      }
 
   uvec4 next_a[A_WORDS], next_b[B_WORDS];
   FETCH_WORDS(0u);
@@ -160,7 +172,6 @@ void main() {
     barrier();
   }
 
-  const bool whole = row0 + BM <= p.M && col0 + BN <= p.N && p.ldc % 4u == 0u && p.c_off % 4u == 0u;
   if (whole) {
     for (uint i = 0u; i < FRAGS_M; ++i)
       for (uint j = 0u; j < FRAGS_N; ++j) {
@@ -177,7 +188,7 @@ void main() {
       const uint r0 = row0 + (warp_m * FRAGS_M + i) * 16u, c0 = col0 + (warp_n * FRAGS_N + j) * 16u;
       [[unroll]] for (uint e = 0u; e < 8u; ++e) {
         const uint r = (lane * 8u + e) / 16u, c = (lane * 8u + e) % 16u;
-        if (r0 + r < p.M && c0 + c < p.N) c_data[p.c_off + (r0 + r) * p.ldc + c0 + c] = stage[base + r * STAGE_LD + c];
+        if (r0 + r < p.M && c0 + c < p.N) store_c(p.c_off + (r0 + r) * p.ldc + c0 + c, stage[base + r * STAGE_LD + c]);
       }
       barrier();
     }

@@ -34,6 +34,7 @@ layout(push_constant) uniform Params {
   uint M, N, K;
   uint lda, ldb, ldc;
   uint a_off, b_off, c_off;
+  uint accumulate;  // 1: C += A B^T, 0: C = A B^T
 } p;
 
 // Loads of eight consecutive values starting at element i (i a multiple of 8), as two vec4.
@@ -62,7 +63,7 @@ void load_b8(uint i, out vec4 lo, out vec4 hi) {
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b_data[]; };
 void load_b8(uint i, out vec4 lo, out vec4 hi) { lo = b_data[i >> 2]; hi = b_data[(i >> 2) + 1]; }
 #endif
-layout(std430, binding = 2) writeonly buffer CBuffer { float c_data[]; };
+#include "common/matmul_output.glsl"
 
 void main() {
   const uint lane = gl_SubgroupInvocationID;
@@ -106,7 +107,7 @@ void main() {
     if (row0 + i >= p.M) break;
     [[unroll]] for (uint j = 0; j < TN; ++j) {
       const vec4 v = acc[i][j];
-      if (col0 + j < p.N) c_data[p.c_off + (row0 + i) * p.ldc + col0 + j] = (v.x + v.y) + (v.z + v.w);
+      if (col0 + j < p.N) store_c(p.c_off + (row0 + i) * p.ldc + col0 + j, (v.x + v.y) + (v.z + v.w));
     }
   }
 }

@@ -29,6 +29,7 @@ layout(push_constant) uniform Params {
   uint M, N, K;
   uint lda, ldb, ldc;
   uint a_off, b_off, c_off;
+  uint accumulate;  // 1: C += A B^T, 0: C = A B^T
 } p;
 
 #ifdef A_F16
@@ -48,7 +49,7 @@ vec4 load_b4(uint i) { const uvec2 w = b_data[i >> 2]; return vec4(unpackHalf2x1
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b_data[]; };
 vec4 load_b4(uint i) { return b_data[i >> 2]; }
 #endif
-layout(std430, binding = 2) writeonly buffer CBuffer { float c_data[]; };
+#include "common/matmul_output.glsl"
 
 void main() {
   const uint col0 = gl_GlobalInvocationID.x * TN;
@@ -94,7 +95,7 @@ void main() {
     if (row0 + i >= p.M) break;
     [[unroll]] for (uint j = 0; j < TN; ++j) {
       const vec4 v = acc[i][j];
-      if (col0 + j < p.N) c_data[p.c_off + (row0 + i) * p.ldc + col0 + j] = (v.x + v.y) + (v.z + v.w);
+      if (col0 + j < p.N) store_c(p.c_off + (row0 + i) * p.ldc + col0 + j, (v.x + v.y) + (v.z + v.w));
     }
   }
 }

@@ -44,6 +44,7 @@ layout(push_constant) uniform Params {
   uint M, N, K;
   uint lda, ldb, ldc;
   uint a_off, b_off, c_off;
+  uint accumulate;  // 1: C += A B^T, 0: C = A B^T
 } p;
 
 #ifdef A_F16
@@ -63,7 +64,7 @@ vec4 load_b4(uint i) { const uvec2 w = b_data[i >> 2]; return vec4(unpackHalf2x1
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b_data[]; };
 vec4 load_b4(uint i) { return b_data[i >> 2]; }
 #endif
-layout(std430, binding = 2) writeonly buffer CBuffer { float c_data[]; };
+#include "common/matmul_output.glsl"
 
 #ifdef NO_SUBGROUPS
 shared float partial[WG];
@@ -125,7 +126,7 @@ void main() {
         if (lane < half_size) partial[lane] += partial[lane + half_size];
         barrier();
       }
-      if (lane == 0 && col0 + j < p.N) c_data[p.c_off + i * p.ldc + col0 + j] = partial[0];
+      if (lane == 0 && col0 + j < p.N) store_c(p.c_off + i * p.ldc + col0 + j, partial[0]);
       barrier();
     }
   }
@@ -143,7 +144,7 @@ void main() {
     const uint i = lane / COLS, j = lane % COLS;
     float total = 0.0;
     for (uint s = 0; s < gl_NumSubgroups; ++s) total += partial[lane][s];
-    if (col0 + j < p.N) c_data[p.c_off + i * p.ldc + col0 + j] = total;
+    if (col0 + j < p.N) store_c(p.c_off + i * p.ldc + col0 + j, total);
   }
 #endif
 }

@@ -31,6 +31,10 @@ MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, Elem
   const uint32_t ldc = n + layout.row_gap, guard = layout.guard;
   const size_t c_elems = guard + size_t(m) * ldc + guard;
   std::vector<uint32_t> init(c_elems, kSentinel);
+  const auto c0 = random_floats(size_t(m) * n, seed + 2);  // C's values before an accumulating call
+  if (layout.accumulate)
+    for (size_t r = 0; r < m; ++r)
+      for (size_t c = 0; c < n; ++c) std::memcpy(&init[guard + r * ldc + c], &c0[r * n + c], 4);
   vk::Buffer dc(dev, c_elems * 4, vk::MemoryUse::DeviceLocal, "C");
   vk::upload(dc, std::span<const uint32_t>(init));
 
@@ -40,6 +44,7 @@ MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, Elem
   ops::MatmulArgs args{m, n, k, vk::BufferRange::whole(da), vk::BufferRange::whole(db), vk::BufferRange::whole(dc)};
   args.ldc = ldc;
   args.c_offset = guard;
+  args.accumulate = layout.accumulate;
   matmul.record(stream, args);
   stream.end();
   stream.submit_and_wait();
@@ -63,7 +68,9 @@ MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, Elem
     sa = rounded_to_f16(std::move(sa));
     sb = rounded_to_f16(std::move(sb));
   }
-  const auto want = ops::matmul_reference(sa, sb, m, n, k);
+  auto want = ops::matmul_reference(sa, sb, m, n, k);
+  if (layout.accumulate)
+    for (size_t i = 0; i < want.size(); ++i) want[i] += c0[i];
   return {nmse(std::span<const float>(got), std::span<const double>(want)), violations};
 }
 

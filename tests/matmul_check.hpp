@@ -19,6 +19,9 @@ struct MatmulLayout {
   // The reference rounds both operands to f16 first, as kernels on f16 arithmetic do, so that
   // only their sums' rounding is left to compare.
   bool f16_operands = false;
+  // C starts with random values and the call adds to them (MatmulArgs::accumulate); the reference
+  // adds them too.
+  bool accumulate = false;
 };
 
 MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles,

@@ -2,6 +2,7 @@
 // guard regions and row gaps around the output that must come back untouched.
 #include "gpu_fixture.hpp"
 #include "matmul_check.hpp"
+#include "ops/matrix_units.hpp"
 #include "vk/device_profile.hpp"
 
 namespace infini::test {
@@ -164,6 +165,42 @@ TEST_CASE_METHOD(GpuTest, "tiled-half matmul (f16 products, f32 sums) matches th
   const std::unique_ptr<vk::Device> no_f16 = open_second_device(options);
   CHECK_THROWS_WITH(ops::Matmul(*no_f16, ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::TiledHalf),
                     Catch::Contains("shaderFloat16"));
+}
+
+// C += A B^T (how a layer adds its residual in the projection's own pass): C starts with random
+// values, which the float64 reference adds. Shapes that each family runs: one row (vector and
+// register kernels), 17 rows (lanes, register blocks), partial matrix tiles, and whole matrix tiles
+// stored straight from the fragments (C packed: their sums start from C's values).
+TEST_CASE_METHOD(GpuTest, "every matmul kernel adds to C when the call accumulates", "[gpu][matmul]") {
+  using ops::MatmulKernel;
+  const vk::Capabilities& caps = device().caps();
+  const MatmulKernel kernel = GENERATE(MatmulKernel::Tiled, MatmulKernel::TiledHalf, MatmulKernel::Registers,
+                                       MatmulKernel::Lanes, MatmulKernel::Vector, MatmulKernel::VectorShared,
+                                       MatmulKernel::MatrixEmulated, MatmulKernel::Matrix);
+  const bool half = kernel == MatmulKernel::TiledHalf || kernel == MatmulKernel::MatrixEmulated;
+  if ((half && !caps.shader_float16) || (kernel == MatmulKernel::Lanes && !ops::supports_lanes_matmul(caps)) ||
+      (kernel == MatmulKernel::Matrix && !ops::supports_matrix_units(caps))) {
+    WARN("skipped on this device: " << ops::matmul_kernel_name(kernel));  // reported, not counted as a pass
+    return;
+  }
+  const bool matrix = kernel == MatmulKernel::Matrix || kernel == MatmulKernel::MatrixEmulated;
+  const ElementType tb = GENERATE(ElementType::F16, ElementType::Q4_K);
+  if (kernel == MatmulKernel::TiledHalf && tb != ElementType::F16) return;  // f16 weights only
+  struct Case {
+    uint32_t m, n, k;
+    bool packed;
+  };
+  constexpr Case cases[] = {{1, 37, 256}, {17, 70, 512}, {130, 200, 256}, {256, 128, 512, true}};
+  for (const Case& c : cases) {
+    INFO(c.m << "x" << c.n << "x" << c.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb));
+    MatmulLayout layout;
+    if (c.packed) layout = {68, 0};
+    layout.accumulate = true;
+    layout.f16_operands = matrix;
+    const MatmulResult r = run_matmul(c.m, c.n, c.k, ElementType::F32, tb, {}, c.m + c.n, kernel, layout);
+    CHECK(r.nmse <= (kernel == MatmulKernel::TiledHalf ? 2e-6 : 1e-9));
+    CHECK(r.guard_violations == 0);
+  }
 }
 
 TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gpu][matmul]") {

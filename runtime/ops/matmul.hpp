@@ -81,6 +81,8 @@ struct MatmulArgs {
   // Row strides in elements (0 = packed: k, k, n) and element offsets of the first rows.
   uint32_t lda = 0, ldb = 0, ldc = 0;
   uint32_t a_offset = 0, b_offset = 0, c_offset = 0;
+  // C += A B^T instead of C = A B^T: a residual added in the same pass (every kernel).
+  bool accumulate = false;
 };
 
 class Matmul {

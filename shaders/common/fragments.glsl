@@ -20,6 +20,8 @@
 //                             barriers; Mesa 25 is right. uint arrays are right on both.)
 //   FRAG_STORE(c, ARRAY, at, ld)
 //                             row i, column j of c to ARRAY[at + i * ld + j] (shared or storage)
+//   FRAG_LOAD_ACC(c, ARRAY, at, ld)
+//                             the reverse: c from a float array (a matmul that adds to C)
 //   WARP_ID, LANE_ID          the warp (subgroup) of 32 lanes this invocation belongs to, its lane
 //
 // Cooperative loads and stores need `at` and `ld` to keep rows 16-byte aligned: multiples of 8 for
@@ -50,6 +52,7 @@ uvec4 pack_half8(vec4 lo, vec4 hi) {
 #define FRAG_LOAD_PACKED(f, ARRAY, at, ld, cols) coopMatLoadNV(f, ARRAY, (at) >> 1u, (ld) >> 1u, cols)
 #define FRAG_MUL_ADD_PACKED(c, a, A_ARRAY, b, B_ARRAY) c = coopMatMulAddNV(a, b, c)
 #define FRAG_STORE(c, ARRAY, at, ld) coopMatStoreNV(c, ARRAY, at, ld, false)
+#define FRAG_LOAD_ACC(c, ARRAY, at, ld) coopMatLoadNV(c, ARRAY, at, ld, false)
 #else
 // An operand is its place in the shared array; lane l of an accumulator holds elements 8l..8l+7
 // of the row-major 16 x 16 block. The multiply-add's loop over them is kept a loop: unrolled, it
@@ -86,6 +89,11 @@ struct FragmentSums {
   [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                        \
     const uint r_ = (LANE_ID * 8u + e_) / 16u, c_ = (LANE_ID * 8u + e_) % 16u;           \
     ARRAY[(at_) + r_ * (ld_) + c_] = c.v[e_];                                           \
+  }
+#define FRAG_LOAD_ACC(c, ARRAY, at_, ld_)                                               \
+  [[unroll]] for (uint e_ = 0u; e_ < 8u; ++e_) {                                        \
+    const uint r_ = (LANE_ID * 8u + e_) / 16u, c_ = (LANE_ID * 8u + e_) % 16u;           \
+    c.v[e_] = ARRAY[(at_) + r_ * (ld_) + c_];                                           \
   }
 #endif
 
