@@ -358,7 +358,8 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
   const auto t_end = Clock::now();
   // wall_s: the host's own time on the piece (before its submission, and from the wait on).
   profile_ += {1,          p.before_submit_s + seconds(t_wait, t_end), p.record_s, p.submit_s + seconds(t_wait, t_done),
-               device_s,   p.host_in_s, seconds(h1, t_end), upload_s, download_s};
+               device_s,   p.host_in_s, seconds(h1, t_end), upload_s, download_s,
+               int64_t(p.stream->dispatch_count()), int64_t(p.stream->barrier_count())};
 }
 
 std::vector<float> LayerStage::last_logits() const {

@@ -58,6 +58,9 @@ struct StageProfile {
   int64_t pieces = 0;
   double wall_s = 0, record_s = 0, submit_wait_s = 0, device_s = 0;
   double host_in_s = 0, host_out_s = 0, device_upload_s = 0, device_download_s = 0;
+  // Dispatches and dependency barriers in the recordings the pieces ran: the serial steps a GPU
+  // pays a launch for, whatever the kernels cost.
+  int64_t dispatches = 0, barriers = 0;
 
   StageProfile& operator+=(const StageProfile& o) noexcept {
     pieces += o.pieces;
@@ -69,6 +72,8 @@ struct StageProfile {
     host_out_s += o.host_out_s;
     device_upload_s += o.device_upload_s;
     device_download_s += o.device_download_s;
+    dispatches += o.dispatches;
+    barriers += o.barriers;
     return *this;
   }
   // The pieces run between two reads of a running total.
@@ -81,7 +86,9 @@ struct StageProfile {
             host_in_s - earlier.host_in_s,
             host_out_s - earlier.host_out_s,
             device_upload_s - earlier.device_upload_s,
-            device_download_s - earlier.device_download_s};
+            device_download_s - earlier.device_download_s,
+            dispatches - earlier.dispatches,
+            barriers - earlier.barriers};
   }
 };
 

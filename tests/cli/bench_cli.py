@@ -57,6 +57,13 @@ with tempfile.TemporaryDirectory() as tmp:
     model = os.path.join(tmp, "m.gguf")
     check(run_infini(INFINI, ["make-model", "--out", model, "--vocab", "300", "--embd", "64", "--layers", "2",
                               "--segment", "16"]).returncode == 0, "make-model for the pipeline bench")
+    # Decode's launches per token: every dispatch of a token's recordings, and the barriers that
+    # make them wait on each other (fewer: independent projections share one).
+    r = run(["--workload", "model", "--model", model, "--prefill", "8", "--decode", "3", "--repeat", "1"])
+    check(r.returncode == 0, "bench model: " + r.stderr)
+    records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+    check(len(records) == 1 and 0 < records[0].get("decode_barriers_per_token", 0)
+          < records[0].get("decode_dispatches_per_token", 0), f"model record {records}")
     r = run(["--workload", "pipeline", "--model", model, "--device-sets", "0/0,0", "--prefill", "40", "--decode", "3",
              "--repeat", "1"])
     check(r.returncode == 0, "bench pipeline: " + r.stderr)

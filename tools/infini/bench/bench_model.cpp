@@ -43,7 +43,9 @@ nlohmann::json per_piece_us(const model::StageProfile& p) {
           {"submit_wait", p.submit_wait_s * k},
           {"device", p.device_s * k},
           {"host_other", (p.wall_s - p.record_s - p.submit_wait_s) * k},
-          {"submit_wait_beyond_device", (p.submit_wait_s - p.device_s) * k}};
+          {"submit_wait_beyond_device", (p.submit_wait_s - p.device_s) * k},
+          {"dispatches", p.pieces ? double(p.dispatches) / double(p.pieces) : 0.0},
+          {"barriers", p.pieces ? double(p.barriers) / double(p.pieces) : 0.0}};
 }
 
 void bench_model(BenchRun& run) {
@@ -73,6 +75,7 @@ void bench_model(BenchRun& run) {
                             {"segment", ro.infini.segment}, {"memory", ro.infini.memory}};
 
   std::vector<double> prefill_rate, decode_rate;
+  model::StageProfile decode_profile;  // of the last repeat's decode
   for (int r = 0; r < o.repeat; ++r) {
     runner.reset();
     const std::vector<int32_t> prompt = random_tokens(o.prefill);
@@ -82,10 +85,12 @@ void bench_model(BenchRun& run) {
     if (o.decode > 0) {
       // Greedy decode as `infini run` does it: the argmax is taken on the device.
       int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      const model::StageProfile before = runner.profile();
       t0 = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < o.decode; ++i)
         next = runner.forward_ranked(std::span<const int32_t>(&next, 1), 1).front().id;
       decode_rate.push_back(double(o.decode) / seconds_since(t0));
+      decode_profile = runner.profile() - before;
     }
   }
   nlohmann::json record = base;
@@ -102,6 +107,9 @@ void bench_model(BenchRun& run) {
     record["decode_tokens_per_s"] = d.median;
     record["decode_tokens_per_s_min"] = d.min;
     record["decode_tokens_per_s_max"] = d.max;
+    // Summed over the stages: what a token costs in launches and waits between them.
+    record["decode_dispatches_per_token"] = double(decode_profile.dispatches) / double(o.decode);
+    record["decode_barriers_per_token"] = double(decode_profile.barriers) / double(o.decode);
     // Weight bytes read per second at the median decode rate, and that as a fraction of the
     // device's read bandwidth when the bandwidth workload ran first.
     const double gbps = double(weight_bytes) * d.median / 1e9;
