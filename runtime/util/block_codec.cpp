@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -385,18 +384,11 @@ std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> va
     encode_block_range(type, values.data(), out.data(), 0, blocks);
     return out;
   }
-  // Whole blocks per worker, so the bytes are the same whatever the number of cores. A share
-  // whose thread cannot be started is encoded here instead.
+  // Whole blocks per worker, so the bytes are the same whatever the number of cores.
   std::vector<std::thread> threads;
   const size_t per = (blocks + workers - 1) / workers;
-  for (size_t first = 0; first < blocks; first += per) {
-    const size_t last = std::min(blocks, first + per);
-    try {
-      threads.emplace_back(encode_block_range, type, values.data(), out.data(), first, last);
-    } catch (const std::system_error&) {
-      encode_block_range(type, values.data(), out.data(), first, last);
-    }
-  }
+  for (size_t first = 0; first < blocks; first += per)
+    threads.emplace_back(encode_block_range, type, values.data(), out.data(), first, std::min(blocks, first + per));
   for (std::thread& th : threads) th.join();
   return out;
 }
