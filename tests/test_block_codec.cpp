@@ -3,7 +3,6 @@
 // nibbles are values 0..15 and high nibbles values 16..31, each value scale * (nibble - 8).
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -264,27 +263,6 @@ uint64_t fnv1a(std::span<const std::byte> bytes) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (std::byte b : bytes) h = (h ^ uint64_t(b)) * 0x100000001b3ull;
   return h;
-}
-
-TEST_CASE("large tensors are encoded on every core, byte for byte as block by block", "[quant]") {
-  // 5001 blocks: past the size where the work is split over the cores, in uneven shares; the same
-  // values encoded in slices of 1000 blocks (one core each) must give the same bytes.
-  const ElementType type = GENERATE(ElementType::Q8_0, ElementType::Q4_0, ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K);
-  const size_t block = element_traits(type).block_elements, blocks = 5001;
-  std::mt19937 rng(7);
-  std::normal_distribution<float> dist(0.0f, 0.05f);
-  std::vector<float> x(blocks * block);
-  for (float& v : x) v = dist(rng);
-  const std::vector<std::byte> whole = encode_blocks(type, x);
-  std::vector<std::byte> sliced;
-  for (size_t first = 0; first < blocks; first += 1000) {
-    const size_t n = std::min<size_t>(1000, blocks - first);
-    const std::vector<std::byte> part = encode_blocks(type, std::span<const float>(x).subspan(first * block, n * block));
-    sliced.insert(sliced.end(), part.begin(), part.end());
-  }
-  INFO(element_traits(type).name);
-  CHECK(whole.size() == blocks * element_traits(type).block_bytes);
-  CHECK(whole == sliced);
 }
 
 TEST_CASE("every encoder writes the bytes ggml's reference quantizer writes", "[quant]") {
