@@ -394,14 +394,16 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
   const Kernels& k = *kernels_;
   if (embeds()) k.embed.record(stream, whole(s.ids_io[slot].device_buffer()), *token_embd_, whole(s.x), n, e);
   auto matmul = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, const vk::Buffer& out_buf,
-                    uint32_t out, uint32_t in, bool accumulate = false) {
-    ops::MatmulArgs args{n, out, in, whole(a), {}, whole(out_buf)};
-    args.accumulate = accumulate;
-    ops::record_matmul_chunks(mm, stream, args, b);
+                    uint32_t out, uint32_t in) {
+    ops::record_matmul_chunks(mm, stream, {n, out, in, whole(a), {}, whole(out_buf)}, b);
   };
   // The residual stream x takes the attention's and the FFN's output projections as they are
   // computed (the matmul adds to it): one dispatch, and one barrier, fewer each.
-  constexpr bool kAddToX = true;
+  auto add_to_x = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, uint32_t in) {
+    ops::MatmulArgs args{n, e, in, whole(a), {}, whole(s.x)};
+    args.accumulate = true;
+    ops::record_matmul_chunks(mm, stream, args, b);
+  };
   for (Layer& l : layers_) {
     k.norm.record(stream, whole(s.x), whole(l.attn_norm), whole(s.h), n, e, eps);
     matmul(l.mm_q, s.h, l.wq, s.q, qd, e);
@@ -419,12 +421,12 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
       kk = s.k_normed.get();
     }
     l.attention->record(stream, {q, 0}, {kk, 0}, {&s.v, 0}, s.attn, n, &s.position_io[slot].device_buffer());
-    matmul(l.mm_o, s.attn, l.wo, s.x, e, qd, kAddToX);
+    add_to_x(l.mm_o, s.attn, l.wo, qd);
     k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);
     matmul(l.mm_gate, s.h, l.w_gate, s.ffn_gate, f, e);
     matmul(l.mm_up, s.h, l.w_up, s.ffn_up, f, e);
     k.swiglu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
-    matmul(l.mm_down, s.ffn_gate, l.w_down, s.x, e, f, kAddToX);
+    add_to_x(l.mm_down, s.ffn_gate, l.w_down, f);
   }
   // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
   if (rows) {

@@ -162,7 +162,6 @@ bool matrix_ranges_aligned(const MatmulArgs& args) {
   return args.a.offset % 16 == 0 && args.b.offset % 16 == 0 && args.c.offset % 16 == 0;
 }
 
-
 // matmul_lanes.comp: rows of C per workgroup (A rows shared by its lanes) and columns per lane.
 // 32 x 8 was the fastest of 8x4 .. 32x8 and 16x16 on llvmpipe (512 rows, K 1024 and 2816: 1.6-1.9x
 // matmul_regs.comp's 8x8). Below kLanesMinRows rows most of the block would be clamped copies.
@@ -387,8 +386,9 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset,
                   args.accumulate ? 1u : 0u};
   const Plan p = plan(args);
-  stream.dispatch(*p.pipeline, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, args.accumulate ? vk::Access::ReadWrite : vk::Access::Write}},
-                  push, p.groups);
+  const vk::Access c_access = args.accumulate ? vk::Access::ReadWrite : vk::Access::Write;
+  stream.dispatch(*p.pipeline, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, c_access}}, push,
+                  p.groups);
 }
 
 }  // namespace infini::ops
