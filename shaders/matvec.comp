@@ -11,6 +11,15 @@
 // variants, which add in shared memory alone. The grid has ceil(N / COLS) workgroups, enough to
 // fill any GPU for the matrices of a model. K, the row strides and the offsets are multiples of
 // 4 (the host checks); block-format weights are read a 32-value chunk per invocation instead.
+//
+// Decode runs a transformer block's small steps around the projections in the same pass, so a
+// GPU pays one launch and one barrier for them (specialization constants, each off by default):
+//   NORM_A: A's rows are RMS-normalised on the way in, A[m][k] * w[k] / sqrt(mean_k A[m][k]^2 + eps)
+//           (binding 3: w): C = r_m * sum_k A[m][k] w[k] B[n][k], r_m from the row's squares,
+//           which every workgroup sums as it reads A (A's row is a few KiB and stays in cache).
+//   GLU:    C = silu(A B^T) * (A U^T) (binding 4: U, the FFN's up weights, in B's format and
+//           layout): a gated FFN's gate and up projections and its SwiGLU in one pass.
+//   BIAS:   C = A B^T + bias[n] (binding 5), a projection's bias (qwen2's Q, K, V).
 //! variant a32_b32
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
@@ -39,12 +48,17 @@ layout(local_size_x_id = 0) in;             // invocations per workgroup: a powe
 const uint WG = gl_WorkGroupSize.x;
 layout(constant_id = 1) const uint ROWS = 1;  // rows of A and C (M)
 layout(constant_id = 2) const uint COLS = 2;  // columns of C per workgroup
+layout(constant_id = 3) const bool NORM_A = false;
+layout(constant_id = 4) const bool GLU = false;
+layout(constant_id = 5) const bool BIAS = false;
 
 layout(push_constant) uniform Params {
   uint M, N, K;
   uint lda, ldb, ldc;
   uint a_off, b_off, c_off;
   uint accumulate;  // 1: C += A B^T, 0: C = A B^T
+  uint bias_off;    // element offset of column 0's bias
+  float eps;        // NORM_A's epsilon
 } p;
 
 #ifdef A_F16
@@ -56,22 +70,50 @@ vec4 load_a4(uint i) { return a_data[i >> 2]; }
 #endif
 #include "common/block_weights.glsl"
 #if defined(B_BLOCKS)
-// Read chunk by chunk with B_chunk and B_step (common/storage.glsl).
+// Read chunk by chunk with B_chunk and B_step (common/storage.glsl); U likewise.
+DECLARE_BLOCK_WEIGHTS(4, U)
 #elif defined(B_F16)
 layout(std430, binding = 1) readonly buffer BBuffer { uvec2 b_data[]; };
+layout(std430, binding = 4) readonly buffer UBuffer { uvec2 u_data[]; };
 vec4 load_b4(uint i) { const uvec2 w = b_data[i >> 2]; return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+vec4 load_u4(uint i) { const uvec2 w = u_data[i >> 2]; return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
 #else
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b_data[]; };
+layout(std430, binding = 4) readonly buffer UBuffer { vec4 u_data[]; };
 vec4 load_b4(uint i) { return b_data[i >> 2]; }
+vec4 load_u4(uint i) { return u_data[i >> 2]; }
 #endif
+layout(std430, binding = 3) readonly buffer NormBuffer { vec4 norm_w[]; };
+layout(std430, binding = 5) readonly buffer BiasBuffer { float bias[]; };
 #include "common/matmul_output.glsl"
 
+// The sums each workgroup reduces: C's ROWS x COLS, with GLU as many of A U^T, with NORM_A one
+// sum of squares per row of A.
+const uint SUMS = ROWS * COLS * 2 + ROWS;
 #ifdef NO_SUBGROUPS
 shared float partial[WG];
 #else
-// One slot per subgroup and output; subgroups have at least 4 invocations on every device.
-shared float partial[ROWS * COLS][WG / 4];
+// One slot per subgroup and sum; subgroups have at least 4 invocations on every device.
+shared float partial[SUMS][WG / 4];
 #endif
+
+float silu(float g) { return g / (1.0 + exp(-g)); }
+
+// Output (i, j) from its workgroup-wide sums: the norm's scale, the bias, the gate.
+void finish(uint i, uint j, float c, float up, float squares) {
+  const uint col = gl_WorkGroupID.x * COLS + j;
+  if (col >= p.N) return;
+  if (NORM_A) {
+    const float r = inversesqrt(squares / float(p.K) + p.eps);
+    c *= r;
+    up *= r;
+  }
+  if (BIAS) c += bias[p.bias_off + col];
+  if (GLU) c = silu(c) * up;
+  store_c(p.c_off + i * p.ldc + col, c);
+}
+
+float sum4(vec4 v) { return (v.x + v.y) + (v.z + v.w); }
 
 void main() {
   const uint col0 = gl_WorkGroupID.x * COLS;
@@ -81,9 +123,19 @@ void main() {
   uint b_row[COLS];
   [[unroll]] for (uint j = 0; j < COLS; ++j) b_row[j] = p.b_off + min(col0 + j, p.N - 1) * p.ldb;
 
-  vec4 acc[ROWS][COLS];
-  [[unroll]] for (uint i = 0; i < ROWS; ++i)
-    [[unroll]] for (uint j = 0; j < COLS; ++j) acc[i][j] = vec4(0.0);
+  vec4 acc[ROWS][COLS], acc_up[ROWS][COLS], squares[ROWS];
+  [[unroll]] for (uint i = 0; i < ROWS; ++i) {
+    squares[i] = vec4(0.0);
+    [[unroll]] for (uint j = 0; j < COLS; ++j) acc[i][j] = acc_up[i][j] = vec4(0.0);
+  }
+
+  // A's four values at k of row i, scaled by the norm's weights (their squares summed first).
+#define LOAD_A(a, i, k)                       \
+  vec4 a = load_a4(p.a_off + (i) * p.lda + (k)); \
+  if (NORM_A) {                               \
+    squares[i] = fma(a, a, squares[i]);       \
+    a *= norm_w[(k) >> 2];                    \
+  }
 
 #if defined(B_BLOCKS)
   // Block formats: each invocation takes whole 32-value chunks (lane, lane + WG, ...), reading a
@@ -92,59 +144,92 @@ void main() {
   // the 6-bit scales) every four values: ALU work, on a GPU, that rivals the bytes read.
   // Consecutive invocations take consecutive chunks, so a subgroup still reads one run of B.
   for (uint k = lane * 32; k < p.K; k += WG * 32) {
-    vec2 scale[COLS];
-    float offset[COLS];
-    uvec4 lo[COLS], hi[COLS];
-    [[unroll]] for (uint j = 0; j < COLS; ++j) B_chunk((b_row[j] + k) >> 5, scale[j], offset[j], lo[j], hi[j]);
+    vec2 scale[COLS], u_scale[COLS];
+    float offset[COLS], u_offset[COLS];
+    uvec4 lo[COLS], hi[COLS], u_lo[COLS], u_hi[COLS];
+    [[unroll]] for (uint j = 0; j < COLS; ++j) {
+      B_chunk((b_row[j] + k) >> 5, scale[j], offset[j], lo[j], hi[j]);
+      if (GLU) U_chunk((b_row[j] + k) >> 5, u_scale[j], u_offset[j], u_lo[j], u_hi[j]);
+    }
     [[unroll]] for (uint t = 0; t < 8; ++t) {
-      vec4 b[COLS];
-      [[unroll]] for (uint j = 0; j < COLS; ++j) b[j] = scale[j][t >> 2] * B_step(t, lo[j], hi[j]) - offset[j];
+      vec4 b[COLS], u[COLS];
+      [[unroll]] for (uint j = 0; j < COLS; ++j) {
+        b[j] = scale[j][t >> 2] * B_step(t, lo[j], hi[j]) - offset[j];
+        if (GLU) u[j] = u_scale[j][t >> 2] * U_step(t, u_lo[j], u_hi[j]) - u_offset[j];
+      }
       [[unroll]] for (uint i = 0; i < ROWS; ++i) {
-        const vec4 a = load_a4(p.a_off + i * p.lda + k + 4 * t);
-        [[unroll]] for (uint j = 0; j < COLS; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);
+        LOAD_A(a, i, k + 4 * t)
+        [[unroll]] for (uint j = 0; j < COLS; ++j) {
+          acc[i][j] = fma(a, b[j], acc[i][j]);
+          if (GLU) acc_up[i][j] = fma(a, u[j], acc_up[i][j]);
+        }
       }
     }
   }
 #else
   for (uint k = lane * 4; k < p.K; k += WG * 4) {
-    vec4 b[COLS];
-    [[unroll]] for (uint j = 0; j < COLS; ++j) b[j] = load_b4(b_row[j] + k);
+    vec4 b[COLS], u[COLS];
+    [[unroll]] for (uint j = 0; j < COLS; ++j) {
+      b[j] = load_b4(b_row[j] + k);
+      if (GLU) u[j] = load_u4(b_row[j] + k);
+    }
     [[unroll]] for (uint i = 0; i < ROWS; ++i) {
-      const vec4 a = load_a4(p.a_off + i * p.lda + k);
-      [[unroll]] for (uint j = 0; j < COLS; ++j) acc[i][j] = fma(a, b[j], acc[i][j]);
+      LOAD_A(a, i, k)
+      [[unroll]] for (uint j = 0; j < COLS; ++j) {
+        acc[i][j] = fma(a, b[j], acc[i][j]);
+        if (GLU) acc_up[i][j] = fma(a, u[j], acc_up[i][j]);
+      }
     }
   }
 #endif
 
 #ifdef NO_SUBGROUPS
+  // Sums in shared memory alone: one tree per sum.
+  float sums[3];
   [[unroll]] for (uint i = 0; i < ROWS; ++i) {
     [[unroll]] for (uint j = 0; j < COLS; ++j) {
-      const vec4 v = acc[i][j];
-      partial[lane] = (v.x + v.y) + (v.z + v.w);
-      barrier();
-      for (uint half_size = WG / 2; half_size > 0; half_size /= 2) {
-        if (lane < half_size) partial[lane] += partial[lane + half_size];
+      const vec4 parts[3] = vec4[3](acc[i][j], acc_up[i][j], squares[i]);
+      [[unroll]] for (uint s = 0; s < 3; ++s) {
+        sums[s] = 0.0;
+        if ((s == 1 && !GLU) || (s == 2 && !NORM_A)) continue;
+        partial[lane] = sum4(parts[s]);
+        barrier();
+        for (uint half_size = WG / 2; half_size > 0; half_size /= 2) {
+          if (lane < half_size) partial[lane] += partial[lane + half_size];
+          barrier();
+        }
+        sums[s] = partial[0];
         barrier();
       }
-      if (lane == 0 && col0 + j < p.N) store_c(p.c_off + i * p.ldc + col0 + j, partial[0]);
-      barrier();
+      if (lane == 0) finish(i, j, sums[0], sums[1], sums[2]);
     }
   }
 #else
   [[unroll]] for (uint i = 0; i < ROWS; ++i) {
     [[unroll]] for (uint j = 0; j < COLS; ++j) {
-      const vec4 v = acc[i][j];
-      const float sum = subgroupAdd((v.x + v.y) + (v.z + v.w));
+      const float sum = subgroupAdd(sum4(acc[i][j]));
       if (subgroupElect()) partial[i * COLS + j][gl_SubgroupID] = sum;
+      if (GLU) {
+        const float up = subgroupAdd(sum4(acc_up[i][j]));
+        if (subgroupElect()) partial[ROWS * COLS + i * COLS + j][gl_SubgroupID] = up;
+      }
+    }
+    if (NORM_A) {
+      const float sq = subgroupAdd(sum4(squares[i]));
+      if (subgroupElect()) partial[2 * ROWS * COLS + i][gl_SubgroupID] = sq;
     }
   }
   barrier();
   // The first ROWS * COLS invocations each finish one output.
   if (lane < ROWS * COLS) {
     const uint i = lane / COLS, j = lane % COLS;
-    float total = 0.0;
-    for (uint s = 0; s < gl_NumSubgroups; ++s) total += partial[lane][s];
-    if (col0 + j < p.N) store_c(p.c_off + i * p.ldc + col0 + j, total);
+    float c = 0.0, up = 0.0, sq = 0.0;
+    for (uint s = 0; s < gl_NumSubgroups; ++s) {
+      c += partial[lane][s];
+      if (GLU) up += partial[ROWS * COLS + lane][s];
+      if (NORM_A) sq += partial[2 * ROWS * COLS + i][s];
+    }
+    finish(i, j, c, up, sq);
   }
 #endif
 }

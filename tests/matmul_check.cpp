@@ -1,5 +1,6 @@
 #include "matmul_check.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "gpu_fixture.hpp"
@@ -38,6 +39,14 @@ MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, Elem
   vk::Buffer dc(dev, c_elems * 4, vk::MemoryUse::DeviceLocal, "C");
   vk::upload(dc, std::span<const uint32_t>(init));
 
+  // The fused steps' operands (unused ones stay small and unbound).
+  const auto norm_w = random_floats(k, seed + 3, 0.5f, 1.5f);
+  const auto u = random_floats(layout.glu ? size_t(n) * k : 1, seed + 4);
+  const auto bias = random_floats(layout.bias_offset + n, seed + 5);
+  vk::Buffer dnorm = ops::upload_tensor(dev, norm_w, ElementType::F32, "norm weights");
+  vk::Buffer du = ops::upload_tensor(dev, u, layout.glu ? tb : ElementType::F32, "U");
+  vk::Buffer dbias = ops::upload_tensor(dev, bias, ElementType::F32, "bias");
+
   ops::Matmul matmul(dev, ta, tb, tiles, kernel, matrix_tiles);
   vk::CommandStream stream(dev);
   stream.begin();
@@ -45,6 +54,15 @@ MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, Elem
   args.ldc = ldc;
   args.c_offset = guard;
   args.accumulate = layout.accumulate;
+  if (layout.norm_eps > 0) {
+    args.a_norm = vk::BufferRange::whole(dnorm);
+    args.norm_eps = layout.norm_eps;
+  }
+  if (layout.glu) args.glu_up = vk::BufferRange::whole(du);
+  if (layout.bias) {
+    args.bias = vk::BufferRange::whole(dbias);
+    args.bias_offset = layout.bias_offset;
+  }
   matmul.record(stream, args);
   stream.end();
   stream.submit_and_wait();
@@ -68,7 +86,21 @@ MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, Elem
     sa = rounded_to_f16(std::move(sa));
     sb = rounded_to_f16(std::move(sb));
   }
+  if (layout.norm_eps > 0)
+    for (size_t r = 0; r < m; ++r) {
+      double squares = 0;
+      for (size_t i = 0; i < k; ++i) squares += sa[r * k + i] * sa[r * k + i];
+      const double scale = 1.0 / std::sqrt(squares / k + double(layout.norm_eps));
+      for (size_t i = 0; i < k; ++i) sa[r * k + i] *= scale * double(norm_w[i]);
+    }
   auto want = ops::matmul_reference(sa, sb, m, n, k);
+  if (layout.bias)
+    for (size_t r = 0; r < m; ++r)
+      for (size_t c = 0; c < n; ++c) want[r * n + c] += bias[layout.bias_offset + c];
+  if (layout.glu) {
+    const auto up = ops::matmul_reference(sa, ops::as_stored(u, tb), m, n, k);
+    for (size_t i = 0; i < want.size(); ++i) want[i] = want[i] / (1.0 + std::exp(-want[i])) * up[i];
+  }
   if (layout.accumulate)
     for (size_t i = 0; i < want.size(); ++i) want[i] += c0[i];
   return {nmse(std::span<const float>(got), std::span<const double>(want)), violations};

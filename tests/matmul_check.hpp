@@ -22,6 +22,12 @@ struct MatmulLayout {
   // C starts with random values and the call adds to them (MatmulArgs::accumulate); the reference
   // adds them too.
   bool accumulate = false;
+  // MatmulArgs' fused steps (the vector kernel): A's rows RMS-normalised with random weights and
+  // this epsilon (0: no norm); C = silu(A B^T) * (A U^T) with a random U in B's type; a random
+  // bias read from element bias_offset on.
+  float norm_eps = 0;
+  bool glu = false, bias = false;
+  uint32_t bias_offset = 3;
 };
 
 MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles,

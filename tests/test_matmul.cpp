@@ -203,6 +203,65 @@ TEST_CASE_METHOD(GpuTest, "every matmul kernel adds to C when the call accumulat
   }
 }
 
+// Decode's fused steps (MatmulArgs::a_norm, glu_up, bias): the vector kernels against the
+// float64 reference of the separate steps. K past one pass of the workgroup (516 of 128 x 4 values;
+// 2304 of 64 chunks of 32), rows of 1 and 5, odd column counts; every step alone and with others,
+// a large epsilon (it must be inside the square root), adding to C.
+TEST_CASE_METHOD(GpuTest, "the vector kernel normalises A, gates the output and adds a bias in the same pass",
+                 "[gpu][matmul]") {
+  using ops::MatmulKernel;
+  const MatmulKernel kernel = GENERATE(MatmulKernel::Vector, MatmulKernel::VectorShared);
+  const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
+                                 std::pair{ElementType::F16, ElementType::F16}, std::pair{ElementType::F32, ElementType::Q4_0},
+                                 std::pair{ElementType::F32, ElementType::Q4_K}, std::pair{ElementType::F32, ElementType::Q6_K});
+  if (kernel == MatmulKernel::VectorShared && ta == ElementType::F16) return;  // the same reduction as f32 A
+  const uint32_t k = element_traits(tb).block_elements > 1 ? 2304 : 516;
+  struct Steps {
+    float eps;
+    bool glu, bias, accumulate;
+  };
+  constexpr Steps steps[] = {{1e-5f, false, false, false}, {1e-5f, true, false, true}, {0.5f, false, true, false},
+                             {0, true, false, false},      {0, false, true, true}};
+  for (const uint32_t m : {1u, 5u}) {
+    for (const Steps& st : steps) {
+      INFO(m << "x37x" << k << " " << ops::matmul_kernel_name(kernel) << " A " << element_name(ta) << " B "
+              << element_name(tb) << " eps " << st.eps << " glu " << st.glu << " bias " << st.bias << " accumulate "
+              << st.accumulate);
+      MatmulLayout layout;
+      layout.norm_eps = st.eps;
+      layout.glu = st.glu;
+      layout.bias = st.bias;
+      layout.accumulate = st.accumulate;
+      const MatmulResult r = run_matmul(m, 37, k, ta, tb, {}, m * 7 + k, kernel, layout);
+      CHECK(r.nmse <= 1e-9);
+      CHECK(r.guard_violations == 0);
+    }
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "fused steps are refused where the vector kernel does not run them", "[gpu][matmul]") {
+  vk::Buffer big(device(), 1 << 16, vk::MemoryUse::DeviceLocal, "operands");
+  const vk::BufferRange all = vk::BufferRange::whole(big);
+  ops::Matmul mm(device(), ElementType::F32, ElementType::F32, {}, ops::MatmulKernel::Vector);
+  vk::CommandStream stream(device());
+  stream.begin();
+  ops::MatmulArgs nine{9, 8, 64, all, all, all};  // 9 rows: the tiled kernel
+  nine.a_norm = all;
+  nine.norm_eps = 1e-5f;
+  CHECK_THROWS_WITH(mm.record(stream, nine), Catch::Contains("needs the vector kernel") && Catch::Contains("tiled"));
+  ops::MatmulArgs both{1, 8, 64, all, all, all};
+  both.glu_up = all;
+  both.bias = all;
+  CHECK_THROWS_WITH(mm.record(stream, both), Catch::Contains("cannot share a pass"));
+  ops::MatmulArgs no_eps{1, 8, 64, all, all, all};
+  no_eps.a_norm = all;
+  CHECK_THROWS_WITH(mm.record(stream, no_eps), Catch::Contains("epsilon must be positive"));
+  ops::MatmulArgs short_bias{1, 8, 64, all, all, all};
+  short_bias.bias = {&big, 0, 16};
+  CHECK_THROWS_WITH(mm.record(stream, short_bias), Catch::Contains("the bias needs 32 bytes"));
+  stream.end();
+}
+
 TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gpu][matmul]") {
   const ops::MatmulTiles tiles = GENERATE(ops::MatmulTiles{16, 16, 8, 1, 1}, ops::MatmulTiles{32, 64, 16, 4, 4},
                                           ops::MatmulTiles{64, 32, 8, 2, 4}, ops::MatmulTiles{128, 64, 16, 8, 4});

@@ -71,6 +71,14 @@ namespace {
 struct Push {
   uint32_t m, n, k, lda, ldb, ldc, a_off, b_off, c_off, accumulate;
 };
+// matvec.comp's: the fused steps' operands after the product's.
+struct VectorPush {
+  Push product;
+  uint32_t bias_off;
+  float eps;
+};
+// matvec.comp's bindings: A, B, C, the norm's weights, U (the up weights), the bias.
+constexpr uint32_t kVectorBuffers = 6;
 
 // One compiled storage variant of a matmul shader: the element types of A and B it reads. A kernel
 // family is the list of its variants; a storage pair without a row has no kernel.
@@ -87,9 +95,9 @@ const Variant* find_variant(KernelFamily family, ElementType a, ElementType b) {
   return nullptr;
 }
 
-vk::KernelSource kernel_for(KernelFamily family, ElementType a, ElementType b) {
-  constexpr uint32_t kBuffers = 3;
-  if (const Variant* v = find_variant(family, a, b)) return {v->name, v->spirv, kBuffers, sizeof(Push)};
+vk::KernelSource kernel_for(KernelFamily family, ElementType a, ElementType b, uint32_t buffers = 3,
+                            uint32_t push_bytes = sizeof(Push)) {
+  if (const Variant* v = find_variant(family, a, b)) return {v->name, v->spirv, buffers, push_bytes};
   throw Error("matmul: no kernel for A " + std::string(element_name(a)) + " and B " + std::string(element_name(b)));
 }
 
@@ -265,7 +273,7 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
 
 Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles, MatmulKernel kernel,
                MatrixTiles matrix_tiles)
-    : a_(a), b_(b), matrix_tiles_(matrix_tiles) {
+    : a_(a), b_(b), matrix_tiles_(matrix_tiles), device_(&device) {
   const bool requested_auto = kernel == MatmulKernel::Auto;
   if (kernel == MatmulKernel::Auto)
     kernel = !device.caps().is_software()              ? MatmulKernel::Tiled
@@ -309,12 +317,11 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
                       (kernel == MatmulKernel::Tiled && requested_auto) || units == MatrixUnits::Emulated;
   if (vector) {
     const bool shared = kernel == MatmulKernel::VectorShared || !supports_subgroup_matvec(device.caps());
-    const vk::KernelSource source = kernel_for(shared ? KernelFamily(kVectorShared) : KernelFamily(kVector), a, b);
-    const uint32_t workgroup = element_traits(b).block_elements > 1 ? kVectorBlockWorkgroup : kVectorWorkgroup;
-    for (uint32_t rows = 1; rows <= kMaxVectorRows; ++rows) {
-      const uint32_t spec[] = {workgroup, rows, kVectorCols};
-      vector_[rows - 1] = &device.pipelines().get(source, spec);
-    }
+    vector_source_ = kernel_for(shared ? KernelFamily(kVectorShared) : KernelFamily(kVector), a, b, kVectorBuffers,
+                                sizeof(VectorPush));
+    vector_workgroup_ = element_traits(b).block_elements > 1 ? kVectorBlockWorkgroup : kVectorWorkgroup;
+    for (uint32_t rows = 1; rows <= kMaxVectorRows; ++rows) vector_[rows - 1] = &vector_pipeline(rows, {});
+
   }
   if (kernel == MatmulKernel::Lanes) {
     const uint32_t spec[] = {kLanesRows, kLanesCols};
@@ -375,6 +382,17 @@ Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
 
 MatmulKernel Matmul::kernel_for_call(const MatmulArgs& args) const { return plan(args).kernel; }
 
+bool Matmul::does_fused_steps(const MatmulArgs& args) const {
+  const MatmulKernel k = kernel_for_call(args);
+  return k == MatmulKernel::Vector || k == MatmulKernel::VectorShared;  // the plan's vector_[m - 1]
+}
+
+const vk::Pipeline& Matmul::vector_pipeline(uint32_t rows, const MatmulArgs& steps) const {
+  const uint32_t spec[] = {vector_workgroup_, rows, kVectorCols, steps.a_norm.buffer ? 1u : 0u,
+                           steps.glu_up.buffer ? 1u : 0u, steps.bias.buffer ? 1u : 0u};
+  return device_->pipelines().get(*vector_source_, spec);
+}
+
 void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   const uint32_t lda = args.lda ? args.lda : args.k;
   const uint32_t ldb = args.ldb ? args.ldb : args.k;
@@ -382,13 +400,40 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
   check_operand("A", args.a, args.m, args.k, lda, args.a_offset, a_);
   check_operand("B", args.b, args.n, args.k, ldb, args.b_offset, b_);
   check_operand("C", args.c, args.m, args.n, ldc, args.c_offset, ElementType::F32);
+  if (args.has_fused_steps()) {
+    if (!does_fused_steps(args))
+      throw Error("matmul: a norm, gated output or bias in the same pass needs the vector kernel (at most " +
+                  std::to_string(kMaxVectorRows) + " rows, K and offsets multiples of 4); this call runs " +
+                  std::string(matmul_kernel_name(kernel_for_call(args))));
+    if (args.glu_up.buffer && args.bias.buffer) throw Error("matmul: a bias and a gated output cannot share a pass");
+    if (args.a_norm.buffer) check_operand("the norm's weights", args.a_norm, 1, args.k, args.k, 0, ElementType::F32);
+    if (args.glu_up.buffer) check_operand("U", args.glu_up, args.n, args.k, ldb, args.b_offset, b_);
+    if (args.bias.buffer) check_operand("the bias", args.bias, 1, args.n, args.n, args.bias_offset, ElementType::F32);
+    if (args.a_norm.buffer && !(args.norm_eps > 0))
+      throw Error("matmul: the norm's epsilon must be positive, got " + std::to_string(args.norm_eps));
+  }
   if (args.m == 0 || args.n == 0) return;
   const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset,
                   args.accumulate ? 1u : 0u};
   const Plan p = plan(args);
   const vk::Access c_access = args.accumulate ? vk::Access::ReadWrite : vk::Access::Write;
-  stream.dispatch(*p.pipeline, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, c_access}}, push,
-                  p.groups);
+  if (p.kernel != MatmulKernel::Vector && p.kernel != MatmulKernel::VectorShared) {
+    stream.dispatch(*p.pipeline, {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.c, c_access}}, push,
+                    p.groups);
+    return;
+  }
+  // The vector kernel binds the fused steps' operands too; an unused one is bound to A, which the
+  // pass reads anyway.
+  const auto or_a = [&](const vk::BufferRange& r) { return r.buffer ? r : args.a; };
+  const vk::Pipeline& pipeline = args.has_fused_steps() ? vector_pipeline(args.m, args) : *p.pipeline;
+  stream.dispatch(pipeline,
+                  {{args.a, vk::Access::Read},
+                   {args.b, vk::Access::Read},
+                   {args.c, c_access},
+                   {or_a(args.a_norm), vk::Access::Read},
+                   {or_a(args.glu_up), vk::Access::Read},
+                   {or_a(args.bias), vk::Access::Read}},
+                  VectorPush{push, args.bias_offset, args.norm_eps}, p.groups);
 }
 
 }  // namespace infini::ops

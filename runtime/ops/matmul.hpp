@@ -10,6 +10,7 @@
 #include "infini/element_type.hpp"
 #include "vk/capabilities.hpp"
 #include "vk/command_stream.hpp"
+#include "vk/kernel.hpp"
 
 namespace infini::vk {
 class Device;
@@ -83,6 +84,20 @@ struct MatmulArgs {
   uint32_t a_offset = 0, b_offset = 0, c_offset = 0;
   // C += A B^T instead of C = A B^T: a residual added in the same pass (every kernel).
   bool accumulate = false;
+  // Steps of a transformer block done in the same pass as the product, by the vector kernel
+  // only (Matmul::does_fused_steps says whether a call runs it), so that decode on a GPU pays no
+  // launch and no barrier for them:
+  // A's rows RMS-normalised on the way in: A[m][k] * a_norm[k] / sqrt(mean_k A[m][k]^2 + norm_eps)
+  // (a_norm: k f32 weights).
+  vk::BufferRange a_norm;
+  float norm_eps = 0;
+  // C = silu(A B^T) * (A U^T), U = glu_up in B's type and layout (b_offset, ldb): a gated FFN's
+  // gate and up projections and its SwiGLU.
+  vk::BufferRange glu_up;
+  // C = A B^T + bias[bias_offset + j] for column j (f32): a projection's bias. Not with glu_up.
+  vk::BufferRange bias;
+  uint32_t bias_offset = 0;
+  bool has_fused_steps() const noexcept { return a_norm.buffer || glu_up.buffer || bias.buffer; }
 };
 
 class Matmul {
@@ -96,6 +111,9 @@ class Matmul {
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
   // The kernel a call runs: the one asked for, or what it falls back to for this shape and alignment.
   MatmulKernel kernel_for_call(const MatmulArgs& args) const;
+  // Whether the call runs the vector kernel, which alone does MatmulArgs' fused steps (a_norm,
+  // glu_up, bias); record() refuses them elsewhere.
+  bool does_fused_steps(const MatmulArgs& args) const;
 
   const MatmulTiles& tiles() const noexcept { return tiles_; }
   const MatrixTiles& matrix_tiles() const noexcept { return matrix_tiles_; }
@@ -111,6 +129,8 @@ class Matmul {
     MatmulKernel kernel;
   };
   Plan plan(const MatmulArgs& args) const;
+  // matvec.comp for `rows` rows with the fused steps `steps` asks for.
+  const vk::Pipeline& vector_pipeline(uint32_t rows, const MatmulArgs& steps) const;
 
   ElementType a_, b_;
   MatmulTiles tiles_;
@@ -121,6 +141,9 @@ class Matmul {
   const vk::Pipeline* regs_row_ = nullptr;    // Registers for one row (decode)
   const vk::Pipeline* lanes_ = nullptr;       // Lanes: kLanesRows x 8 * kLanesCols per workgroup
   std::array<const vk::Pipeline*, kMaxVectorRows> vector_{};  // matvec.comp for 1..8 rows, when used
+  vk::Device* device_;                    // for the vector kernel's fused variants, made on first use
+  std::optional<vk::KernelSource> vector_source_;
+  uint32_t vector_workgroup_ = 0;
   const vk::Pipeline* matrix_ = nullptr;      // matmul_coopmat.comp (or its emulation), when used
   uint32_t matrix_min_rows_ = 1;              // for calls of at least this many rows
 };

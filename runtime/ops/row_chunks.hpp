@@ -40,7 +40,9 @@ class RowChunks {
 uint64_t max_chunk_bytes(const vk::Capabilities& caps);
 
 // C[:, rows of chunk] = A * chunk^T for every chunk: `args` describes the whole product (n = all
-// rows of B, c packed or with ldc); its b range is ignored.
-void record_matmul_chunks(const Matmul& matmul, vk::CommandStream& stream, MatmulArgs args, const RowChunks& b);
+// rows of B, c packed or with ldc, the bias's offset that of column 0); its b range is ignored.
+// glu_up: the matching chunks of MatmulArgs::glu_up (its glu_up range is ignored).
+void record_matmul_chunks(const Matmul& matmul, vk::CommandStream& stream, MatmulArgs args, const RowChunks& b,
+                          const RowChunks* glu_up = nullptr);
 
 }  // namespace infini::ops

@@ -5,21 +5,22 @@
 #define INFINI_BLOCK_WEIGHTS_GLSL
 #include "common/storage.glsl"
 
+// DECLARE_BLOCK_WEIGHTS(binding, NAME): a matrix in the variant's block format at that binding
+// (a kernel with a second weight matrix of the same format declares it with this too).
 #if defined(B_Q8_0)
-DECLARE_Q8_0_INPUT(1, B)
-#define B_BLOCKS
+#define DECLARE_BLOCK_WEIGHTS(BINDING, NAME) DECLARE_Q8_0_INPUT(BINDING, NAME)
 #elif defined(B_Q4_0)
-DECLARE_Q4_0_INPUT(1, B)
-#define B_BLOCKS
+#define DECLARE_BLOCK_WEIGHTS(BINDING, NAME) DECLARE_Q4_0_INPUT(BINDING, NAME)
 #elif defined(B_Q4_K)
-DECLARE_Q4_K_INPUT(1, B)
-#define B_BLOCKS
+#define DECLARE_BLOCK_WEIGHTS(BINDING, NAME) DECLARE_Q4_K_INPUT(BINDING, NAME)
 #elif defined(B_Q5_K)
-DECLARE_Q5_K_INPUT(1, B)
-#define B_BLOCKS
+#define DECLARE_BLOCK_WEIGHTS(BINDING, NAME) DECLARE_Q5_K_INPUT(BINDING, NAME)
 #elif defined(B_Q6_K)
-DECLARE_Q6_K_INPUT(1, B)
+#define DECLARE_BLOCK_WEIGHTS(BINDING, NAME) DECLARE_Q6_K_INPUT(BINDING, NAME)
+#endif
+#ifdef DECLARE_BLOCK_WEIGHTS
 #define B_BLOCKS
+DECLARE_BLOCK_WEIGHTS(1, B)
 #endif
 
 #endif
