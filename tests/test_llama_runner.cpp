@@ -257,6 +257,54 @@ TEST_CASE_METHOD(GpuTest, "a quantized model runs as the reference on its dequan
   CHECK(q_vs_f16 > 0);
 }
 
+// On the vector kernel (what GPUs decode with) the norms before the projections, qwen2's biases
+// and the FFN's gate, up and SwiGLU run inside the projections' passes. The logits stay the
+// reference's, for one-row pieces and pieces of 3; each layer of a one-row piece has 4 dispatches
+// and 3 barriers fewer than on the register kernel, which keeps them apart (qwen2's 3 bias adds
+// and the barrier before them too).
+TEST_CASE_METHOD(GpuTest, "decode with the block's small steps inside the projections runs as the reference",
+                 "[gpu][model][gguf]") {
+  const std::string file = GENERATE("llama", "qwen2", "qwen3", "llama q4_k_m");
+  INFO(file);
+  model::RandomLlamaOptions ro;
+  ro.arch = file.substr(0, file.find(' '));
+  ro.vocab = 300;
+  ro.embd = 256;
+  ro.heads = 4;
+  ro.heads_kv = 2;
+  if (ro.arch == "qwen3") ro.head_dim = 48;
+  ro.ffn = 512;
+  ro.dtype = ElementType::F16;
+  if (file.ends_with("q4_k_m")) ro.scheme = QuantScheme::Q4_K_M;
+  ro.segment = 6;
+  const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
+  const model::GgufFile gguf(bytes, "random.gguf");
+  const model::LlamaWeights weights = model::load_llama(gguf);
+  const std::vector<int32_t> ids = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12};
+  const std::vector<double> want = model::LlamaReference(weights, weights.config.infini).prefill(ids);
+  auto decode = [&](ops::MatmulKernel kernel, uint32_t piece, model::StageProfile* profile) {
+    RunnerOptions o;
+    o.infini = weights.config.infini;
+    o.matmul_kernel = kernel;
+    LlamaRunner runner(dev(), weights, o);
+    std::vector<float> logits;
+    for (size_t at = 0; at < ids.size(); at += piece) {
+      const size_t n = std::min<size_t>(piece, ids.size() - at);
+      const std::vector<float> rows = runner.forward(std::span<const int32_t>(ids).subspan(at, n), true);
+      logits.insert(logits.end(), rows.begin(), rows.end());
+    }
+    *profile = runner.profile();
+    return logits;
+  };
+  model::StageProfile fused, apart, pieces_of_3;
+  CHECK(err(decode(ops::MatmulKernel::Vector, 1, &fused), want) <= 1e-4);
+  CHECK(err(decode(ops::MatmulKernel::Vector, 3, &pieces_of_3), want) <= 1e-4);
+  CHECK(err(decode(ops::MatmulKernel::Registers, 1, &apart), want) <= 1e-4);
+  const int64_t steps = int64_t(ids.size()) * ro.layers, biases = ro.arch == "qwen2" ? 1 : 0;
+  CHECK(apart.dispatches - fused.dispatches == steps * (4 + 3 * biases));
+  CHECK(apart.barriers - fused.barriers == steps * (3 + biases));
+}
+
 }  // namespace
 }  // namespace infini::test
 

@@ -157,20 +157,31 @@ struct LayerStage::Layer {
   ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
   std::unique_ptr<ops::InfiniAttentionLayer> attention;
 
-  Layer(vk::Device& d, const LlamaLayerWeights& w)
+  Layer(vk::Device& d, const LlamaLayerWeights& w, ops::MatmulKernel kernel)
       : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)), bq(upload_optional(d, w.bq)),
         bk(upload_optional(d, w.bk)), bv(upload_optional(d, w.bv)), q_norm(upload_optional(d, w.q_norm)),
         k_norm(upload_optional(d, w.k_norm)),
         wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
         w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
-        mm_q(d, ElementType::F32, w.wq.type), mm_k(d, ElementType::F32, w.wk.type), mm_v(d, ElementType::F32, w.wv.type),
-        mm_o(d, ElementType::F32, w.wo.type), mm_gate(d, ElementType::F32, w.ffn_gate.type),
-        mm_up(d, ElementType::F32, w.ffn_up.type), mm_down(d, ElementType::F32, w.ffn_down.type) {}
+        mm_q(d, ElementType::F32, w.wq.type, {}, kernel), mm_k(d, ElementType::F32, w.wk.type, {}, kernel),
+        mm_v(d, ElementType::F32, w.wv.type, {}, kernel), mm_o(d, ElementType::F32, w.wo.type, {}, kernel),
+        mm_gate(d, ElementType::F32, w.ffn_gate.type, {}, kernel), mm_up(d, ElementType::F32, w.ffn_up.type, {}, kernel),
+        mm_down(d, ElementType::F32, w.ffn_down.type, {}, kernel), glu_fusable(w.ffn_gate.type == w.ffn_up.type) {}
+
+  // Whether a piece (its rows in `args`) runs its projections on the vector kernel, which then
+  // takes the norm (and biases) before Q, K, V, and the FFN's norm, gate, up and SwiGLU, in their
+  // passes (decode on GPUs).
+  bool fuses_attention_steps(const ops::MatmulArgs& args) const {
+    return mm_q.does_fused_steps(args) && mm_k.does_fused_steps(args) && mm_v.does_fused_steps(args);
+  }
+  bool fuses_ffn_steps(const ops::MatmulArgs& args) const { return glu_fusable && mm_gate.does_fused_steps(args); }
+  bool glu_fusable;  // the gate and up weights have one type (so one kernel reads both)
 };
 
 LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options,
                        LayerRange range, HiddenSlots slots)
-    : device_(device), config_(weights.config), range_(range), slots_(std::move(slots)), max_piece_(options.max_piece) {
+    : device_(device), config_(weights.config), range_(range), slots_(std::move(slots)), max_piece_(options.max_piece),
+      fused_steps_(options.fused_steps) {
   const LlamaConfig& c = config_;
   if (range.first < 0 || range.last > c.layers || range.count() < 1)
     throw Error("model: layer range " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
@@ -189,7 +200,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
       const std::vector<double> b = widen_all(*w.mem_gate);
       std::copy(b.begin(), b.end(), beta.begin());
     }
-    Layer& layer = layers_.emplace_back(device, w);
+    Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel);
     layer.attention =
         std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32, beta, options.kernel);
   }
@@ -405,13 +416,28 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
     ops::record_matmul_chunks(mm, stream, args, b);
   };
   for (Layer& l : layers_) {
-    k.norm.record(stream, whole(s.x), whole(l.attn_norm), whole(s.h), n, e, eps);
-    matmul(l.mm_q, s.h, l.wq, s.q, qd, e);
-    matmul(l.mm_k, s.h, l.wk, s.k, kvd, e);
-    matmul(l.mm_v, s.h, l.wv, s.v, kvd, e);
-    if (l.bq) k.add_rows.record(stream, whole(s.q), whole(*l.bq), n * qd, qd);
-    if (l.bk) k.add_rows.record(stream, whole(s.k), whole(*l.bk), n * kvd, kvd);
-    if (l.bv) k.add_rows.record(stream, whole(s.v), whole(*l.bv), n * kvd, kvd);
+    // Q, K and V from the normed x, with their biases: on the vector kernel (decode) in the
+    // projections' own passes, else as separate steps.
+    ops::MatmulArgs probe{n, qd, e, whole(s.x), {}, whole(s.q)};
+    const bool fuse_qkv = fused_steps_ && l.fuses_attention_steps(probe);
+    if (!fuse_qkv) k.norm.record(stream, whole(s.x), whole(l.attn_norm), whole(s.h), n, e, eps);
+    auto project = [&](const ops::Matmul& mm, const ops::RowChunks& w, const vk::Buffer& out, uint32_t width,
+                       const std::unique_ptr<vk::Buffer>& bias) {
+      ops::MatmulArgs args{n, width, e, whole(fuse_qkv ? s.x : s.h), {}, whole(out)};
+      if (fuse_qkv) {
+        args.a_norm = whole(l.attn_norm);
+        args.norm_eps = eps;
+        if (bias) args.bias = whole(*bias);
+      }
+      ops::record_matmul_chunks(mm, stream, args, w);
+    };
+    project(l.mm_q, l.wq, s.q, qd, l.bq);
+    project(l.mm_k, l.wk, s.k, kvd, l.bk);
+    project(l.mm_v, l.wv, s.v, kvd, l.bv);
+    // Separate bias adds after all three projections: one barrier before them, not one each.
+    if (l.bq && !fuse_qkv) k.add_rows.record(stream, whole(s.q), whole(*l.bq), n * qd, qd);
+    if (l.bk && !fuse_qkv) k.add_rows.record(stream, whole(s.k), whole(*l.bk), n * kvd, kvd);
+    if (l.bv && !fuse_qkv) k.add_rows.record(stream, whole(s.v), whole(*l.bv), n * kvd, kvd);
     const vk::Buffer *q = &s.q, *kk = &s.k;
     if (l.q_norm) {  // each head of Q and K normalised before RoPE (qwen3)
       const uint32_t hd = uint32_t(c.head_dim);
@@ -422,10 +448,18 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
     }
     l.attention->record(stream, {q, 0}, {kk, 0}, {&s.v, 0}, s.attn, n, &s.position_io[slot].device_buffer());
     add_to_x(l.mm_o, s.attn, l.wo, qd);
-    k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);
-    matmul(l.mm_gate, s.h, l.w_gate, s.ffn_gate, f, e);
-    matmul(l.mm_up, s.h, l.w_up, s.ffn_up, f, e);
-    k.swiglu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
+    // The FFN: silu(gate) * up of the normed x, then down, added to x.
+    ops::MatmulArgs ffn{n, f, e, whole(s.x), {}, whole(s.ffn_gate)};
+    if (fused_steps_ && l.fuses_ffn_steps(ffn)) {
+      ffn.a_norm = whole(l.ffn_norm);
+      ffn.norm_eps = eps;
+      ops::record_matmul_chunks(l.mm_gate, stream, ffn, l.w_gate, &l.w_up);
+    } else {
+      k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);
+      matmul(l.mm_gate, s.h, l.w_gate, s.ffn_gate, f, e);
+      matmul(l.mm_up, s.h, l.w_up, s.ffn_up, f, e);
+      k.swiglu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
+    }
     add_to_x(l.mm_down, s.ffn_gate, l.w_down, f);
   }
   // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.

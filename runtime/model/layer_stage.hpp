@@ -185,6 +185,7 @@ class LayerStage {
   LayerRange range_;
   HiddenSlots slots_;
   uint32_t max_piece_;
+  bool fused_steps_;  // RunnerOptions::fused_steps
   std::unique_ptr<Kernels> kernels_;
   std::vector<Layer> layers_;
   std::unique_ptr<ops::RowChunks> token_embd_;              // embedding stage

@@ -32,6 +32,10 @@ struct RunnerOptions {
   InfiniOptions infini;          // segment, update rule, conventions, memory on/off (rope: the model's)
   uint32_t max_piece = kDefaultMaxPiece;  // most tokens recorded in one submission (bounds scratch memory)
   ops::AttentionKernel kernel = ops::AttentionKernel::Auto;
+  // The projections' kernel. Decode rows on the vector kernel (GPUs' choice under Auto) also do
+  // the norms, the SwiGLU and the biases in the projections' own passes.
+  ops::MatmulKernel matmul_kernel = ops::MatmulKernel::Auto;
+  bool fused_steps = true;  // false: those steps stay separate dispatches (to measure what fusing saves)
   Handoff handoff = Handoff::Auto;  // between the devices of a pipeline (model/handoff.hpp)
 };
 
