@@ -38,10 +38,10 @@ step "one-row matmuls with quantized weights (decode of quantized files)"
 $infini bench --workload bandwidth,matmul --m 1 --n 5632 --k 2048 \
   --dtype f32-f16,f32-q8_0,f32-q4_0,f32-q4_k,f32-q5_k,f32-q6_k --matmul-kernel auto --repeat 20
 
-step "models: prefill 512, decode 128 (greedy, argmax on the device)"
-$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3
+step "models: prefill 512, decode 128 (greedy, argmax on the device), with the norms, SwiGLU and biases inside the projections and apart"
+$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
 $infini bench --workload model --model "$models/m155.gguf" --prefill 16384 --decode 0 --repeat 2
-$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
+$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
 step "quantized models: q8_0 and q4_k_m of the same files, logits against f16"
 for t in q8_0 q4_k_m; do
   $infini quantize "$models/m155.gguf" "$models/m155-$t.gguf" --type $t

@@ -64,6 +64,18 @@ with tempfile.TemporaryDirectory() as tmp:
     records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
     check(len(records) == 1 and 0 < records[0].get("decode_barriers_per_token", 0)
           < records[0].get("decode_dispatches_per_token", 0), f"model record {records}")
+    # On the vector kernel the norms and the SwiGLU run inside the projections: per layer and
+    # token 4 dispatches (2 norms, up, SwiGLU) and 3 barriers fewer than with them apart.
+    r = run(["--workload", "model", "--model", model, "--prefill", "8", "--decode", "3", "--repeat", "1",
+             "--matmul-kernel", "vector", "--fused-steps", "on,off"])
+    check(r.returncode == 0, "bench model --fused-steps: " + r.stderr)
+    records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+    by = {x.get("fused_steps"): x for x in records if x.get("matmul_kernel") == "vector"}
+    check(sorted(by) == [False, True], f"fused-steps records {records}")
+    if sorted(by) == [False, True]:
+        check(by[False]["decode_dispatches_per_token"] - by[True]["decode_dispatches_per_token"] == 4 * 2
+              and by[False]["decode_barriers_per_token"] - by[True]["decode_barriers_per_token"] == 3 * 2,
+              f"fused steps save 4 dispatches and 3 barriers per layer: {by}")
     r = run(["--workload", "pipeline", "--model", model, "--device-sets", "0/0,0", "--prefill", "40", "--decode", "3",
              "--repeat", "1"])
     check(r.returncode == 0, "bench pipeline: " + r.stderr)
@@ -115,7 +127,8 @@ check([(x.get("kernel"), x.get("memory_kernel"), x.get("segments")) for x in rec
 
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-kernel", "flash"], ["--workload", "nothing"],
             ["--repeat", "0"], ["--matrix-tiles", "2x2x4x4"], ["--matrix-tiles", ""], ["--matmul-kernel", ""], ["--dtype", ""], ["--workload", ""],
-            ["--matmul-kernel", "coopmat-emulated", "--matrix-tiles", "2x2x4x4x24"]):
+            ["--matmul-kernel", "coopmat-emulated", "--matrix-tiles", "2x2x4x4x24"], ["--fused-steps", "maybe"],
+            ["--fused-steps", ""]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 

@@ -24,6 +24,8 @@ struct BenchOptions {
   std::vector<std::string> dtypes{"f32", "f16"};
   // matmul: kernels to time in the same run.
   std::vector<ops::MatmulKernel> matmul_kernels{ops::MatmulKernel::Auto};
+  // model: decode's norms, SwiGLU and biases inside the projections' passes (RunnerOptions::fused_steps), or not.
+  std::vector<bool> fused_steps{true};
   // matmul: tilings of the matrix-unit kernel to time, for calls that run it.
   std::vector<ops::MatrixTiles> matrix_tiles{ops::MatrixTiles{}};
   std::vector<ops::AttentionKernel> attention_kernels{ops::AttentionKernel::Auto};

@@ -48,19 +48,28 @@ nlohmann::json per_piece_us(const model::StageProfile& p) {
           {"barriers", p.pieces ? double(p.barriers) / double(p.pieces) : 0.0}};
 }
 
-void bench_model(BenchRun& run) {
+// What every record of the model workload starts with: the file, its shape, the stream options.
+nlohmann::json model_record(const BenchOptions& o, const BenchModel& bm) {
+  const model::LlamaConfig& c = bm.weights.config;
+  const nlohmann::json shape{{"vocab", c.vocab}, {"embd", c.embd}, {"layers", c.layers}, {"heads", c.heads},
+                             {"heads_kv", c.heads_kv}, {"ffn", c.ffn}};
+  return {{"workload", "model"}, {"model", o.model}, {"shape", shape}, {"segment", bm.options.infini.segment},
+          {"memory", bm.options.infini.memory}};
+}
+
+// Prefill and decode of random tokens on the projections' `kernel` (--matmul-kernel), with or
+// without decode's fused steps (--fused-steps): one record.
+void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t> split, ops::MatmulKernel kernel,
+                    bool fused_steps) {
   const BenchOptions& o = run.options;
-  const BenchModel bm = load_bench_model(o, "model");
   const model::LlamaWeights& weights = bm.weights;
   const model::LlamaConfig& c = weights.config;
-  const model::RunnerOptions& ro = bm.options;
-
+  model::RunnerOptions ro = bm.options;
+  ro.matmul_kernel = kernel;
+  ro.fused_steps = fused_steps;
   // Memory figures are summed over the devices the layers are split over (--devices).
-  auto peak = [&] { return vk::peak_allocated_bytes(run.devices); };
-  auto reset_peak = [&] { vk::reset_peaks(run.devices); };
-  const std::vector<int64_t> split = model::layers_for_devices(run.devices, c.layers, run.split);
   const uint64_t baseline = vk::allocated_bytes(run.devices);
-  reset_peak();
+  vk::reset_peaks(run.devices);
   model::LlamaRunner runner(run.devices, weights, ro, split);
   std::mt19937 rng(7);
   std::uniform_int_distribution<int32_t> token(0, int32_t(c.vocab - 1));
@@ -69,11 +78,6 @@ void bench_model(BenchRun& run) {
     for (int32_t& t : ids) t = token(rng);
     return ids;
   };
-  nlohmann::json shape{{"vocab", c.vocab}, {"embd", c.embd}, {"layers", c.layers}, {"heads", c.heads},
-                       {"heads_kv", c.heads_kv}, {"ffn", c.ffn}};
-  const nlohmann::json base{{"workload", "model"}, {"model", o.model}, {"shape", shape},
-                            {"segment", ro.infini.segment}, {"memory", ro.infini.memory}};
-
   std::vector<double> prefill_rate, decode_rate;
   model::StageProfile decode_profile;  // of the last repeat's decode
   for (int r = 0; r < o.repeat; ++r) {
@@ -93,10 +97,12 @@ void bench_model(BenchRun& run) {
       decode_profile = runner.profile() - before;
     }
   }
-  nlohmann::json record = base;
+  nlohmann::json record = model_record(o, bm);
   const uint64_t weight_bytes = weight_bytes_per_token(weights);
   const Stats p = stats_of(prefill_rate);
   record["phase"] = "prefill_decode";
+  record["matmul_kernel"] = ops::matmul_kernel_name(kernel);
+  record["fused_steps"] = fused_steps;
   record["prefill_tokens"] = o.prefill;
   record["prefill_tokens_per_s"] = p.median;
   record["prefill_tokens_per_s_min"] = p.min;
@@ -118,7 +124,7 @@ void bench_model(BenchRun& run) {
   }
   record["weight_bytes_per_token"] = weight_bytes;
   record["repeats"] = o.repeat;
-  record["model_peak_device_bytes"] = peak() - baseline;
+  record["model_peak_device_bytes"] = vk::peak_allocated_bytes(run.devices) - baseline;
   if (!o.reference_model.empty()) {
     // Every row of logits of one prompt, from the model and from the reference file on the same
     // devices: how far quantization moved the model.
@@ -128,12 +134,40 @@ void bench_model(BenchRun& run) {
     const BenchModel ref = load_bench_model(o, "model", o.reference_model);
     if (ref.weights.config.vocab != c.vocab || ref.weights.config.embd != c.embd || ref.weights.config.layers != c.layers)
       throw Error("--reference-model " + o.reference_model + " is not the shape of " + o.model);
-    model::LlamaRunner ref_runner(run.devices, ref.weights, ro, split);
+    model::LlamaRunner ref_runner(run.devices, ref.weights, bm.options, split);
     const std::vector<float> want = ref_runner.forward(prompt, true);
     record["reference_model"] = o.reference_model;
     record["logit_nmse_vs_reference"] = nmse(std::span<const float>(got), std::span<const float>(want));
   }
   run.emit(record);
+}
+
+void bench_model(BenchRun& run) {
+  const BenchOptions& o = run.options;
+  const BenchModel bm = load_bench_model(o, "model");
+  const model::LlamaWeights& weights = bm.weights;
+  const model::LlamaConfig& c = weights.config;
+  const std::vector<int64_t> split = model::layers_for_devices(run.devices, c.layers, run.split);
+  for (const ops::MatmulKernel kernel : o.matmul_kernels)
+    for (const bool fused : o.fused_steps) prefill_decode(run, bm, split, kernel, fused);
+
+  if (o.stream_tokens.empty()) return;
+  // Streams on the first --matmul-kernel and --fused-steps.
+  model::RunnerOptions ro = bm.options;
+  ro.matmul_kernel = o.matmul_kernels.front();
+  ro.fused_steps = o.fused_steps.front();
+  auto peak = [&] { return vk::peak_allocated_bytes(run.devices); };
+  auto reset_peak = [&] { vk::reset_peaks(run.devices); };
+  const uint64_t baseline = vk::allocated_bytes(run.devices);
+  model::LlamaRunner runner(run.devices, weights, ro, split);
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int32_t> token(0, int32_t(c.vocab - 1));
+  auto random_tokens = [&](int64_t n) {
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (int32_t& t : ids) t = token(rng);
+    return ids;
+  };
+  const nlohmann::json base = model_record(o, bm);
 
   for (const int64_t tokens : o.stream_tokens) {
     runner.reset();

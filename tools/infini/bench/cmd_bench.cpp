@@ -77,6 +77,7 @@ struct Args {
   std::string matmul_kernels = "auto";
   std::string matrix_tiles = ops::MatrixTiles{}.name();
   std::string attention_kernels = "auto";
+  std::string fused_steps = "on";
   std::string tokens = "65536";
   ModelArgs devices;  // --device, --devices, --split
 };
@@ -106,6 +107,11 @@ int run_bench(Args& args) {
     if (!kernel) throw Error("--attention-kernel takes auto, tiled, rows, coopmat and/or coopmat-emulated, not '" + name + "'");
     args.options.attention_kernels.push_back(*kernel);
   }
+  args.options.fused_steps.clear();
+  for (const auto& v : split_list(args.fused_steps)) {
+    if (v != "on" && v != "off") throw Error("--fused-steps takes on and/or off, not '" + v + "'");
+    args.options.fused_steps.push_back(v == "on");
+  }
   args.options.tokens.clear();
   for (const auto& t : split_list(args.tokens)) {
     char* end = nullptr;
@@ -118,6 +124,7 @@ int run_bench(Args& args) {
                                     std::pair{"--matmul-kernel", args.options.matmul_kernels.empty()},
                                     std::pair{"--matrix-tiles", args.options.matrix_tiles.empty()},
                                     std::pair{"--attention-kernel", args.options.attention_kernels.empty()},
+                                    std::pair{"--fused-steps", args.options.fused_steps.empty()},
                                     std::pair{"--tokens", args.options.tokens.empty()}})
     if (empty) throw Error(std::string(flag) + " needs at least one value");
   auto wanted = split_list(args.workloads);
@@ -152,11 +159,13 @@ const RegisterCommand registration{
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
       app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-q8_0, f32-q4_0, f32-q4_k, f32-q5_k, f32-q6_k (quantized weights)")
           ->capture_default_str();
-      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul: kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
+      app.add_option("--matmul-kernel", args->matmul_kernels, "matmul, and model (its projections; vector also runs the norms, SwiGLU and biases in their passes for decode): kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
           ->capture_default_str();
       app.add_option("--matrix-tiles", args->matrix_tiles, "matmul: tilings of the matrix-unit kernel (coopmat, coopmat-emulated) to time in the same run, each WMxWNxFMxFNxBK: warps per workgroup down and across, 16x16 fragments per warp down and across, values of k per step (a multiple of 16)")
           ->capture_default_str();
       app.add_option("--attention-kernel", args->attention_kernels, "attention: kernels to time in the same run: auto, tiled, rows, coopmat (matrix units), coopmat-emulated (slow)")
+          ->capture_default_str();
+      app.add_option("--fused-steps", args->fused_steps, "model: on, off or both: decode on the vector kernel runs the norms, the SwiGLU and the biases inside the projections' passes, or as dispatches of their own (timed in the same run)")
           ->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")
