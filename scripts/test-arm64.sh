@@ -30,7 +30,9 @@ cmake --build build-arm64 --target infini_cli infini_tests >/dev/null
 
 run() { qemu-aarch64 -L /usr/aarch64-linux-gnu "$@"; }
 # Device-free cases: formats, tokenizers, quantization codecs, float64 references, host logic.
-tests=${ARM64_TESTS:-'~[gpu]~[long]~"rope base bound*"'}
+# Not [threads]: this qemu-user hangs in programs that start threads (encoding on two threads
+# never finished there, one thread takes 0.01 s).
+tests=${ARM64_TESTS:-'~[gpu]~[long]~[threads]~"rope base bound*"'}
 echo "== arm64 under qemu: infini_tests \"$tests\"" >&2
 run build-arm64/infini_tests "$tests"
 

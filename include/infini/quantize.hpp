@@ -40,7 +40,9 @@ struct QuantizeReport {
 };
 
 // Reads `in` (any GGUF infini reads), writes `out` atomically. Throws infini::Error, writing
-// nothing, when `in` is not readable or a weight is not finite.
-QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, QuantScheme scheme);
+// nothing, when `in` is not readable or a weight is not finite. Large matrices are encoded on
+// `threads` threads (0: one per core); the file's bytes do not depend on the count.
+QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, QuantScheme scheme,
+                              unsigned threads = 1);
 
 }  // namespace infini

@@ -37,7 +37,8 @@ bool is_weight_matrix(const model::TensorView& t) {
 
 }  // namespace
 
-QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, QuantScheme scheme) {
+QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, QuantScheme scheme,
+                              unsigned threads) {
   const model::GgufFile file(in);
   const int64_t layers = layer_count(file);
   model::GgufWriter writer(uint32_t(file.alignment()));
@@ -54,7 +55,7 @@ QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesy
       const std::vector<double> wide = model::widen_all(t);
       const std::vector<float> values(wide.begin(), wide.end());
       try {
-        writer.add_tensor(t.name, type, t.shape, encode_blocks(type, values));
+        writer.add_tensor(t.name, type, t.shape, encode_blocks(type, values, threads));
       } catch (const Error& e) {
         throw Error("quantize: tensor '" + t.name + "': " + e.what());
       }

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include "infini/error.hpp"
 #include "util/half.hpp"
@@ -302,29 +305,19 @@ void decode_blocks(ElementType type, std::span<const std::byte> data, uint64_t f
   }
 }
 
-std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> values) {
+namespace {
+
+// Blocks [first, last) of a block format: each block is encoded from its own values alone.
+void encode_block_range(ElementType type, const float* values, std::byte* out, size_t first, size_t last) {
   const ElementTraits& t = element_traits(type);
-  if (values.size() % t.block_elements != 0)
-    throw Error(std::to_string(values.size()) + " values are not whole " + std::string(t.name) + " blocks of " +
-                std::to_string(t.block_elements));
-  if (t.block_elements > 1)  // f32 and f16 carry NaN and Inf as they are (tests write them on purpose)
-    for (float v : values)
-      if (!std::isfinite(v)) throw Error("cannot encode a value that is not finite as " + std::string(t.name));
-  std::vector<std::byte> out(values.size() / t.block_elements * t.block_bytes);
   switch (type) {
     case ElementType::F32:
-      if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
-      break;
     case ElementType::F16:
-      for (size_t i = 0; i < values.size(); ++i) {
-        const uint16_t h = float_to_half(values[i]);
-        std::memcpy(out.data() + 2 * i, &h, 2);
-      }
-      break;
+      break;  // not block formats
     case ElementType::Q8_0:
-      for (size_t b = 0; b < values.size() / kQ8Block; ++b) {
-        const float* x = values.data() + b * kQ8Block;
-        std::byte* block = out.data() + b * kQ8Bytes;
+      for (size_t b = first; b < last; ++b) {
+        const float* x = values + b * kQ8Block;
+        std::byte* block = out + b * kQ8Bytes;
         float amax = 0;
         for (uint64_t j = 0; j < kQ8Block; ++j) amax = std::max(amax, std::fabs(x[j]));
         const float d = amax / 127.0f;
@@ -336,9 +329,9 @@ std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> va
     case ElementType::Q4_0:
       // The value of largest magnitude, with its sign, maps to -8: d = that value / -8, and
       // n = x / d + 8 rounded, at most 15.
-      for (size_t b = 0; b < values.size() / kQ4Block; ++b) {
-        const float* x = values.data() + b * kQ4Block;
-        std::byte* block = out.data() + b * kQ4Bytes;
+      for (size_t b = first; b < last; ++b) {
+        const float* x = values + b * kQ4Block;
+        std::byte* block = out + b * kQ4Bytes;
         float extreme = 0;
         for (uint64_t j = 0; j < kQ4Block; ++j)
           if (std::fabs(x[j]) > std::fabs(extreme)) extreme = x[j];
@@ -351,13 +344,60 @@ std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> va
       break;
     case ElementType::Q4_K:
     case ElementType::Q5_K:
-      for (size_t b = 0; b < values.size() / kSuper; ++b)
-        encode_q45_k(values.data() + b * kSuper, out.data() + b * t.block_bytes, type == ElementType::Q5_K);
+      for (size_t b = first; b < last; ++b)
+        encode_q45_k(values + b * kSuper, out + b * t.block_bytes, type == ElementType::Q5_K);
       break;
     case ElementType::Q6_K:
-      for (size_t b = 0; b < values.size() / kSuper; ++b) encode_q6_k(values.data() + b * kSuper, out.data() + b * t.block_bytes);
+      for (size_t b = first; b < last; ++b) encode_q6_k(values + b * kSuper, out + b * t.block_bytes);
       break;
   }
+}
+
+// Smaller tensors are encoded on the calling thread: starting threads would cost more.
+constexpr size_t kParallelBlocks = 4096;
+
+}  // namespace
+
+std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> values, unsigned threads) {
+  const ElementTraits& t = element_traits(type);
+  if (values.size() % t.block_elements != 0)
+    throw Error(std::to_string(values.size()) + " values are not whole " + std::string(t.name) + " blocks of " +
+                std::to_string(t.block_elements));
+  if (t.block_elements > 1)  // f32 and f16 carry NaN and Inf as they are (tests write them on purpose)
+    for (float v : values)
+      if (!std::isfinite(v)) throw Error("cannot encode a value that is not finite as " + std::string(t.name));
+  std::vector<std::byte> out(values.size() / t.block_elements * t.block_bytes);
+  if (type == ElementType::F32) {
+    if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
+    return out;
+  }
+  if (type == ElementType::F16) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      const uint16_t h = float_to_half(values[i]);
+      std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+    return out;
+  }
+  const size_t blocks = values.size() / t.block_elements;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const size_t workers = blocks < kParallelBlocks ? 1 : threads;
+  if (workers == 1) {
+    encode_block_range(type, values.data(), out.data(), 0, blocks);
+    return out;
+  }
+  // Whole blocks per worker, so the bytes are the same whatever the number of threads. A share
+  // whose thread cannot be started is encoded here instead.
+  std::vector<std::thread> started;
+  const size_t per = (blocks + workers - 1) / workers;
+  for (size_t first = 0; first < blocks; first += per) {
+    const size_t last = std::min(blocks, first + per);
+    try {
+      started.emplace_back(encode_block_range, type, values.data(), out.data(), first, last);
+    } catch (const std::system_error&) {
+      encode_block_range(type, values.data(), out.data(), first, last);
+    }
+  }
+  for (std::thread& th : started) th.join();
   return out;
 }
 

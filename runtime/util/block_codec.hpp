@@ -22,7 +22,11 @@ void decode_blocks(ElementType type, std::span<const std::byte> data, uint64_t f
 // n = min(15, round(x / d + 8)); the K formats fit each sub-block's scale (and min) by weighted
 // least squares over a few candidates, then quantize the scales (block_codec.cpp). Throws infini::Error when
 // the count is not whole blocks, or a value to put in a block format is not finite.
-std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> values);
+// threads: for thousands of blocks or more, encode shares of whole blocks on this many threads
+// (0: one per core); every block is encoded from its own values, so the bytes do not depend on it.
+// One by default: library callers opt in (qemu-user, which the arm64 tests run under, hangs on
+// threads here).
+std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> values, unsigned threads = 1);
 
 // Index of the first block whose f16 scale (or Q4_K/Q5_K min scale) is NaN or infinite, or -1
 // (always for f32 and f16).

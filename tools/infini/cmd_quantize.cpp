@@ -15,10 +15,11 @@ namespace {
 struct QuantizeArgs {
   std::string in, out;
   QuantScheme scheme = QuantScheme::Q8_0;
+  unsigned threads = 0;
 };
 
 int run_quantize(QuantizeArgs& args) {
-  const QuantizeReport r = quantize_model(args.in, args.out, args.scheme);
+  const QuantizeReport r = quantize_model(args.in, args.out, args.scheme, args.threads);
   std::string notes;
   if (r.fell_back > 0) notes += "; " + std::to_string(r.fell_back) + " in q8_0: rows not whole 256-value blocks";
   if (r.kept_unfit > 0) notes += "; " + std::to_string(r.kept_unfit) + " matrices kept: rows not whole blocks";
@@ -42,6 +43,10 @@ const RegisterCommand registration{
                      "some attn_v/ffn_down)")
           ->required()
           ->transform(CLI::CheckedTransformer(schemes));
+      app.add_option("--threads", args->threads,
+                     "Threads that encode the large matrices (0: one per core); the file is the same for any count")
+          ->capture_default_str()
+          ->check(CLI::Range(0u, 1024u));
       return [args] { return run_quantize(*args); };
     }};
 
