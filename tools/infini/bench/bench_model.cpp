@@ -48,6 +48,21 @@ nlohmann::json per_piece_us(const model::StageProfile& p) {
           {"barriers", p.pieces ? double(p.barriers) / double(p.pieces) : 0.0}};
 }
 
+// Token ids drawn uniformly from a vocabulary, the same sequence for the same seed.
+class RandomTokens {
+ public:
+  RandomTokens(int64_t vocab, uint32_t seed) : rng_(seed), token_(0, int32_t(vocab - 1)) {}
+  std::vector<int32_t> operator()(int64_t n) {
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (int32_t& t : ids) t = token_(rng_);
+    return ids;
+  }
+
+ private:
+  std::mt19937 rng_;
+  std::uniform_int_distribution<int32_t> token_;
+};
+
 // What every record of the model workload starts with: the file, its shape, the stream options.
 nlohmann::json model_record(const BenchOptions& o, const BenchModel& bm) {
   const model::LlamaConfig& c = bm.weights.config;
@@ -71,13 +86,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   const uint64_t baseline = vk::allocated_bytes(run.devices);
   vk::reset_peaks(run.devices);
   model::LlamaRunner runner(run.devices, weights, ro, split);
-  std::mt19937 rng(7);
-  std::uniform_int_distribution<int32_t> token(0, int32_t(c.vocab - 1));
-  auto random_tokens = [&](int64_t n) {
-    std::vector<int32_t> ids(static_cast<size_t>(n));
-    for (int32_t& t : ids) t = token(rng);
-    return ids;
-  };
+  RandomTokens random_tokens(c.vocab, 7);
   std::vector<double> prefill_rate, decode_rate;
   model::StageProfile decode_profile;  // of the last repeat's decode
   for (int r = 0; r < o.repeat; ++r) {
@@ -160,13 +169,7 @@ void bench_model(BenchRun& run) {
   auto reset_peak = [&] { vk::reset_peaks(run.devices); };
   const uint64_t baseline = vk::allocated_bytes(run.devices);
   model::LlamaRunner runner(run.devices, weights, ro, split);
-  std::mt19937 rng(11);
-  std::uniform_int_distribution<int32_t> token(0, int32_t(c.vocab - 1));
-  auto random_tokens = [&](int64_t n) {
-    std::vector<int32_t> ids(static_cast<size_t>(n));
-    for (int32_t& t : ids) t = token(rng);
-    return ids;
-  };
+  RandomTokens random_tokens(c.vocab, 11);
   const nlohmann::json base = model_record(o, bm);
 
   for (const int64_t tokens : o.stream_tokens) {
