@@ -208,7 +208,8 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
     output_norm_ = std::make_unique<vk::Buffer>(upload_f32(device, weights.output_norm));
     if (!is_tied(weights)) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));
     else if (!embeds()) head_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
-    logits_matmul_ = std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type);
+    logits_matmul_ =
+        std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type, ops::MatmulTiles{}, options.matmul_kernel);
     top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
   }
   bool qk_norm = false;
@@ -463,10 +464,17 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
     add_to_x(l.mm_down, s.ffn_gate, l.w_down, f);
   }
   // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
+  // The final norm, of those rows only, inside the logits' pass where the vector kernel runs it.
   if (rows) {
-    k.norm.record(stream, whole(s.x), whole(*output_norm_), whole(s.h), n, e, eps);
-    ops::MatmulArgs args{rows, vocab, e, whole(s.h), {}, whole(s.logits)};
+    ops::MatmulArgs args{rows, vocab, e, whole(s.x), {}, whole(s.logits)};
     args.a_offset = (n - rows) * e;
+    if (fused_steps_ && logits_matmul_->does_fused_steps(args)) {
+      args.a_norm = whole(*output_norm_);
+      args.norm_eps = eps;
+    } else {
+      k.norm.record(stream, whole(s.x), whole(*output_norm_), whole(s.h), n, e, eps);
+      args.a = whole(s.h);
+    }
     const ops::RowChunks& w = output_ ? *output_ : head_embd_ ? *head_embd_ : *token_embd_;
     ops::record_matmul_chunks(*logits_matmul_, stream, args, w);
     if (top_k) top_k_->record(stream, s.logits, 0, vocab, top_k, {&s.ranked_io.device_buffer(), 0, uint64_t(top_k) * 8});
