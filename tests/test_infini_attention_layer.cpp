@@ -124,11 +124,16 @@ TEST_CASE_METHOD(GpuTest, "GPU decode splits the keys over workgroups and matche
   // Token by token with the tiled family: attention_decode.comp and its merge. On a CPU driver
   // 16 query heads make 4 splits; a segment of 300 keys gives them 2 blocks of 64 keys each (the
   // last ones partly or wholly past the position until the segment fills); Dv = 80 gives some
-  // lanes two output columns; the stream crosses a segment boundary.
+  // lanes two output columns; the stream crosses a segment boundary. The merge also reads and
+  // gates the memory: both gate signs, and the first segment mixed with M = 0 or left local.
   const ElementType t = GENERATE(ElementType::F32, ElementType::F16);
-  INFO(element_name(t));
-  check_against_reference(random_stream({16, 4, 32, 80}, 300 + 21, 77), options_with(300), t, 1,
-                          AttentionKernel::Tiled);
+  const auto [first, gate] = GENERATE(std::pair{FirstSegment::Mix, GateSign::Memory},
+                                      std::pair{FirstSegment::Local, GateSign::Local});
+  INFO(element_name(t) << " first " << int(first) << " gate " << int(gate));
+  InfiniOptions o = options_with(300);
+  o.first_segment = first;
+  o.gate_sign = gate;
+  check_against_reference(random_stream({16, 4, 32, 80}, 300 + 21, 77), o, t, 1, AttentionKernel::Tiled);
 }
 
 TEST_CASE_METHOD(GpuTest, "a stream gives the same output in one call, per segment and per token", "[gpu][layer]") {

@@ -12,7 +12,9 @@
 #include "spirv/attention_coopmat_v16_emulated.h"
 #include "spirv/attention_coopmat_v32.h"
 #include "spirv/attention_coopmat_v32_emulated.h"
-#include "spirv/attention_decode_merge.h"
+#include "spirv/attention_decode_merge_gate_f16.h"
+#include "spirv/attention_decode_merge_gate_f32.h"
+#include "spirv/attention_decode_merge_plain.h"
 #include "spirv/attention_decode_v16.h"
 #include "spirv/attention_decode_v32.h"
 #include "spirv/attention_rows_v16.h"
@@ -47,6 +49,7 @@ struct DecodePush {
 };
 struct DecodeMergePush {
   uint32_t heads_q, value_dim, splits;
+  uint32_t heads_kv, head_dim, x_token0, gate_local;  // the gate variants' memory read
 };
 struct AppendPush {
   uint32_t rows, row_values, src_row0;
@@ -230,8 +233,11 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     attention_decode_ = &pipelines.get(
         f16 ? vk::KernelSource{"attention_decode_v16", spirv::attention_decode_v16, 5, sizeof(DecodePush)}
             : vk::KernelSource{"attention_decode_v32", spirv::attention_decode_v32, 5, sizeof(DecodePush)});
-    attention_merge_ =
-        &pipelines.get({"attention_decode_merge", spirv::attention_decode_merge, 2, sizeof(DecodeMergePush)});
+    constexpr uint32_t merge_push = sizeof(DecodeMergePush);
+    attention_merge_ = &pipelines.get({"attention_decode_merge_plain", spirv::attention_decode_merge_plain, 2, merge_push});
+    attention_merge_gate_ = &pipelines.get(
+        f16 ? vk::KernelSource{"attention_decode_merge_gate_f16", spirv::attention_decode_merge_gate_f16, 6, merge_push}
+            : vk::KernelSource{"attention_decode_merge_gate_f32", spirv::attention_decode_merge_gate_f32, 6, merge_push});
     if (kernel == AttentionKernel::Tiled)
       attention_ = &pipelines.get(
           f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 5, sizeof(AttentionPush)}
@@ -379,9 +385,14 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   append(k, hkv * d, cache_k_);
   append(v, hkv * dv, cache_v_);
 
-  // 2. Causal attention over the segment so far.
+  // 2. Causal attention over the segment so far, and 3. the memory read and gate. The first
+  //    segment reads M = 0 (so A = (1-g) A_dot, "mix") unless the "local" convention asks for
+  //    plain A_dot there.
   const float scale = float(1.0 / std::sqrt(double(d)));
   const bool decode = tokens <= kSplitMaxRows;
+  const bool first = segments_written_ == 0;
+  const bool gate = options_.memory && !(first && options_.first_segment == FirstSegment::Local);
+  const uint32_t gate_local = options_.gate_sign == GateSign::Local ? 1u : 0u;
   if (decode && attention_decode_) {
     const DecodePush push{tokens, hq, hkv, d, dv, decode_splits_, decode_keys_per_split_, scale};
     stream.dispatch(*attention_decode_,
@@ -389,8 +400,20 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
                      {whole(cache_v_), vk::Access::Read}, {whole(*decode_parts_), vk::Access::Write},
                      {whole(pos), vk::Access::Read}},
                     push, {decode_splits_, hq, tokens});
-    stream.dispatch(*attention_merge_, {{whole(*decode_parts_), vk::Access::Read}, {whole(out), vk::Access::Write}},
-                    DecodeMergePush{hq, dv, decode_splits_}, {1, hq, tokens});
+    // The merge does the memory's read and gate in its pass (no launch or barrier of their own).
+    const DecodeMergePush merge{hq, dv, decode_splits_, hkv, d, q.token0, gate_local};
+    if (gate)
+      stream.dispatch(*attention_merge_gate_,
+                      {{whole(*decode_parts_), vk::Access::Read},
+                       {whole(out), vk::Access::Write},
+                       {whole(*q.buffer), vk::Access::Read},
+                       {whole(m_), vk::Access::Read},
+                       {whole(z_), vk::Access::Read},
+                       {whole(beta_), vk::Access::Read}},
+                      merge, {1, hq, tokens});
+    else
+      stream.dispatch(*attention_merge_, {{whole(*decode_parts_), vk::Access::Read}, {whole(out), vk::Access::Write}},
+                      merge, {1, hq, tokens});
   } else {
     const AttentionPush attn{tokens, hq, hkv, d, dv, scale};
     const bool split = decode && attention_split_;
@@ -399,14 +422,7 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
                      {whole(cache_v_), vk::Access::Read}, {whole(out), vk::Access::Write},
                      {whole(pos), vk::Access::Read}},
                     attn, {split ? tokens : ceil_div(tokens, attention_rows_), hq, 1});
-  }
-
-  // 3. Memory read and gate. The first segment reads M = 0 (so A = (1-g) A_dot, "mix") unless
-  //    the "local" convention asks for plain A_dot there.
-  const bool first = segments_written_ == 0;
-  if (options_.memory && !(first && options_.first_segment == FirstSegment::Local)) {
-    memory_->record_gate(stream, *q.buffer, q.token0, m_, z_, beta_, out, tokens,
-                         options_.gate_sign == GateSign::Local);
+    if (gate) memory_->record_gate(stream, *q.buffer, q.token0, m_, z_, beta_, out, tokens, gate_local != 0);
   }
 
   open_ += tokens;

@@ -115,6 +115,7 @@ class InfiniAttentionLayer {
   const vk::Pipeline* attention_split_ = nullptr;  // Rows kernel family: decode of 1-2 rows
   const vk::Pipeline* attention_decode_ = nullptr;  // Tiled kernel family: decode of 1-2 rows,
   const vk::Pipeline* attention_merge_ = nullptr;   // split over workgroups, then merged
+  const vk::Pipeline* attention_merge_gate_ = nullptr;  // the same with the memory's read and gate
   std::unique_ptr<vk::Buffer> decode_parts_;
   uint32_t decode_splits_ = 0, decode_keys_per_split_ = 0;
   std::unique_ptr<MemoryKernels> memory_;
