@@ -71,7 +71,8 @@ with tempfile.TemporaryDirectory() as tmp:
              "--matmul-kernel", "vector", "--fused-steps", "on,off"])
     check(r.returncode == 0, "bench model --fused-steps: " + r.stderr)
     records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
-    by = {x.get("fused_steps"): x for x in records if x.get("matmul_kernel") == "vector"}
+    by = {x.get("fused_steps"): x for x in records
+          if x.get("matmul_kernel") == "vector" and x.get("attention_kernel") == "auto"}
     check(sorted(by) == [False, True], f"fused-steps records {records}")
     if sorted(by) == [False, True]:
         check(by[False]["decode_dispatches_per_token"] - by[True]["decode_dispatches_per_token"] == 4 * 2 + 1

@@ -73,15 +73,17 @@ nlohmann::json model_record(const BenchOptions& o, const BenchModel& bm) {
 }
 
 // Prefill and decode of random tokens on the projections' `kernel` (--matmul-kernel), with or
-// without decode's fused steps (--fused-steps): one record.
+// without decode's fused steps (--fused-steps), on the `attention` kernel family
+// (--attention-kernel): one record.
 void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t> split, ops::MatmulKernel kernel,
-                    bool fused_steps) {
+                    bool fused_steps, ops::AttentionKernel attention) {
   const BenchOptions& o = run.options;
   const model::LlamaWeights& weights = bm.weights;
   const model::LlamaConfig& c = weights.config;
   model::RunnerOptions ro = bm.options;
   ro.matmul_kernel = kernel;
   ro.fused_steps = fused_steps;
+  ro.kernel = attention;
   // Memory figures are summed over the devices the layers are split over (--devices).
   const uint64_t baseline = vk::allocated_bytes(run.devices);
   vk::reset_peaks(run.devices);
@@ -112,6 +114,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   record["phase"] = "prefill_decode";
   record["matmul_kernel"] = ops::matmul_kernel_name(kernel);
   record["fused_steps"] = fused_steps;
+  record["attention_kernel"] = ops::attention_kernel_name(attention);
   record["prefill_tokens"] = o.prefill;
   record["prefill_tokens_per_s"] = p.median;
   record["prefill_tokens_per_s_min"] = p.min;
@@ -157,14 +160,16 @@ void bench_model(BenchRun& run) {
   const model::LlamaWeights& weights = bm.weights;
   const model::LlamaConfig& c = weights.config;
   const std::vector<int64_t> split = model::layers_for_devices(run.devices, c.layers, run.split);
-  for (const ops::MatmulKernel kernel : o.matmul_kernels)
-    for (const bool fused : o.fused_steps) prefill_decode(run, bm, split, kernel, fused);
+  for (const ops::AttentionKernel attention : o.attention_kernels)
+    for (const ops::MatmulKernel kernel : o.matmul_kernels)
+      for (const bool fused : o.fused_steps) prefill_decode(run, bm, split, kernel, fused, attention);
 
   if (o.stream_tokens.empty()) return;
-  // Streams on the first --matmul-kernel and --fused-steps.
+  // Streams on the first --matmul-kernel, --fused-steps and --attention-kernel.
   model::RunnerOptions ro = bm.options;
   ro.matmul_kernel = o.matmul_kernels.front();
   ro.fused_steps = o.fused_steps.front();
+  ro.kernel = o.attention_kernels.front();
   auto peak = [&] { return vk::peak_allocated_bytes(run.devices); };
   auto reset_peak = [&] { vk::reset_peaks(run.devices); };
   const uint64_t baseline = vk::allocated_bytes(run.devices);

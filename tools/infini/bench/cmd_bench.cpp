@@ -163,7 +163,7 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_option("--matrix-tiles", args->matrix_tiles, "matmul: tilings of the matrix-unit kernel (coopmat, coopmat-emulated) to time in the same run, each WMxWNxFMxFNxBK: warps per workgroup down and across, 16x16 fragments per warp down and across, values of k per step (a multiple of 16)")
           ->capture_default_str();
-      app.add_option("--attention-kernel", args->attention_kernels, "attention: kernels to time in the same run: auto, tiled, rows, coopmat (matrix units), coopmat-emulated (slow)")
+      app.add_option("--attention-kernel", args->attention_kernels, "attention, and model (its attention layers): kernels to time in the same run: auto, tiled, rows, coopmat (matrix units), coopmat-emulated (slow)")
           ->capture_default_str();
       app.add_option("--fused-steps", args->fused_steps, "model: on, off or both: decode on the vector kernel runs the norms, the SwiGLU and the biases inside the projections' passes, or as dispatches of their own (timed in the same run)")
           ->capture_default_str();
