@@ -8,7 +8,10 @@
 
 #include "gpu_fixture.hpp"
 #include "infini/error.hpp"
+#include "model/gguf_file.hpp"
+#include "model/llama_loader.hpp"
 #include "reference/llama_reference.hpp"
+#include "reference/random_llama.hpp"
 #include "model/llama_runner.hpp"
 #include "tiny_llama.hpp"
 #include "util/nmse.hpp"
@@ -45,6 +48,42 @@ TEST_CASE_METHOD(GpuTest, "tensors larger than the device's buffer limits are sp
   const std::vector<double> want = model::LlamaReference(tiny.weights, runner.options().infini).prefill(kTokens);
   const std::vector<float> got = runner.forward(kTokens, true);
   CHECK(nmse(std::span<const float>(got), std::span<const double>(want)) <= (type == ElementType::F16 ? 1e-4 : 1e-5));
+
+  // Decode on the vector kernel: the FFN's gate and up chunks read in one pass, chunk by chunk.
+  o.matmul_kernel = ops::MatmulKernel::Vector;
+  model::LlamaRunner decoder(*small, tiny.weights, o);
+  std::vector<float> decoded;
+  for (const int32_t id : kTokens) {
+    const std::vector<float> row = decoder.forward(std::span<const int32_t>(&id, 1), true);
+    decoded.insert(decoded.end(), row.begin(), row.end());
+  }
+  CHECK(nmse(std::span<const float>(decoded), std::span<const double>(want)) <= (type == ElementType::F16 ? 1e-4 : 1e-5));
+}
+
+TEST_CASE_METHOD(GpuTest, "qwen2's biases follow the row chunks in decode's projections", "[gpu][model][limits]") {
+  model::RandomLlamaOptions ro;
+  ro.arch = "qwen2";
+  ro.vocab = 50;
+  ro.embd = 64;  // f32 rows of 256 bytes: Q, K, V in chunks of 8 rows (the memory M takes 2048 bytes)
+  ro.heads = 4;
+  ro.heads_kv = 2;
+  ro.ffn = 96;
+  ro.segment = 6;
+  const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
+  const model::GgufFile file(bytes, "qwen2.gguf");
+  const model::LlamaWeights weights = model::load_llama(file);
+  auto small = open_second_device({.disk_pipeline_cache = false, .max_buffer_bytes = 2048});
+  model::RunnerOptions o;
+  o.infini = weights.config.infini;
+  o.matmul_kernel = ops::MatmulKernel::Vector;
+  model::LlamaRunner runner(*small, weights, o);
+  const std::vector<double> want = model::LlamaReference(weights, runner.options().infini).prefill(kTokens);
+  std::vector<float> decoded;
+  for (const int32_t id : kTokens) {
+    const std::vector<float> row = runner.forward(std::span<const int32_t>(&id, 1), true);
+    decoded.insert(decoded.end(), row.begin(), row.end());
+  }
+  CHECK(nmse(std::span<const float>(decoded), std::span<const double>(want)) <= 1e-5);
 }
 
 TEST_CASE_METHOD(GpuTest, "a model whose single row exceeds the device's buffer limit is refused naming it",
