@@ -3,7 +3,8 @@
 # whose Vulkan loader is set up (`. .gl/on-device.sh`, see the GPU notes of the project), with
 # this repository's Release build in ./build. Prints JSON lines (infini bench) and the peer's
 # table when .peer/run_peer.sh exists (llama.cpp's Vulkan backend on the same models and card).
-#   scripts/gpu-figures.sh [quick]     # quick: skips the 1M-token stream and the GPU tests
+#   scripts/gpu-figures.sh [quick] 2>&1 | tee figures.log   # quick: skips the 1M-token stream and the GPU tests
+#   scripts/figures-table.py figures.log                     # the records as Markdown tables
 # Takes about 10 minutes on an H100 (quick: 7).
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -15,8 +15,13 @@ from cli_checks import check, finish, is_one_line_error, run as run_infini
 INFINI = sys.argv[1]
 
 
+OUTPUTS = []  # every run's stdout, for scripts/figures-table.py at the end
+
+
 def run(args):
-    return run_infini(INFINI, ["bench"] + args)
+    r = run_infini(INFINI, ["bench"] + args)
+    OUTPUTS.append(r.stdout)
+    return r
 
 
 r = run(["--workload", "peak_fma,matmul", "--m", "24", "--n", "40", "--k", "64", "--dtype", "f32-f16,f16",
@@ -133,5 +138,35 @@ for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-ker
             ["--fused-steps", ""]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
+
+# scripts/figures-table.py turns the records of all the runs above into tables: a row per record
+# of each kind, the model rows carrying the decode rate the record has.
+import subprocess  # noqa: E402
+
+TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "figures-table.py")
+text = "".join(OUTPUTS)
+all_records = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+t = subprocess.run([sys.executable, TABLE], input="== a step line\n" + text, capture_output=True, text=True)
+check(t.returncode == 0 and not t.stderr, f"figures-table: exit {t.returncode}, {t.stderr!r}")
+
+
+def table_rows(title):
+    lines = t.stdout.split(f"**{title}**\n\n", 1)[1].split("\n\n", 1)[0].splitlines() if f"**{title}**" in t.stdout else []
+    return lines[2:]
+
+
+models = [x for x in all_records if x["workload"] == "model" and x.get("phase") == "prefill_decode"]
+rows = table_rows("Model: prefill and decode")
+check(len(rows) == len(models) > 0, f"model rows {len(rows)} for {len(models)} records")
+for row, x in zip(rows, models):
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    check(cells[2] == x["matmul_kernel"] and cells[3] == ("on" if x["fused_steps"] else "off")
+          and abs(float(cells[7].split(" ")[0].replace(",", "")) / x["decode_tokens_per_s"] - 1) < 5e-3,
+          f"model row {cells} for {x}")
+check(len(table_rows("Matmul")) == len([x for x in all_records if x["workload"] == "matmul"]), "matmul rows")
+check(len(table_rows("Pipeline")) == len([x for x in all_records if x["workload"] == "pipeline" and "phase" not in x]),
+      "pipeline rows")
+t = subprocess.run([sys.executable, TABLE], input="no records here\n", capture_output=True, text=True)
+check(t.returncode == 1 and t.stderr.count("\n") == 1 and not t.stdout, f"figures-table on no records: {t.stderr!r}")
 
 finish("bench CLI")
