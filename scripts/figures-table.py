@@ -46,7 +46,7 @@ def shape_name(s):
 
 
 def matmul_row(r):
-    tiles = r.get("matrix_tiles", "")
+    tiles = r.get("matrix_tiles", r.get("vector_tiles", ""))
     ran = r.get("ran", "")
     kernel = r.get("kernel", "")
     return [f"{r['m']}x{r['n']}x{r['k']}", r.get("dtype", ""), kernel if ran == kernel else f"{kernel} -> {ran}", tiles,
@@ -88,7 +88,7 @@ def handoff_rows(r):
 TABLES = [
     ("Peak FMA", ["GFLOP/s"], lambda r: r["workload"] == "peak_fma", lambda r: [[spread(r, "gflops")]]),
     ("Read bandwidth", ["GB/s"], lambda r: r["workload"] == "bandwidth", lambda r: [[spread(r, "gbytes_per_s")]]),
-    ("Matmul", ["m x n x k", "dtype", "kernel", "matrix tiles", "ms", "TFLOP/s", "GB/s", "of peak", "of bandwidth"],
+    ("Matmul", ["m x n x k", "dtype", "kernel", "tiles", "ms", "TFLOP/s", "GB/s", "of peak", "of bandwidth"],
      lambda r: r["workload"] == "matmul", lambda r: [matmul_row(r)]),
     ("Attention layer", ["kernel", "memory kernel", "dtype", "Hq/Hkv/D", "N", "tokens", "tokens/s", "GFLOP/s"],
      lambda r: r["workload"] == "attention",

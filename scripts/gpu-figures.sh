@@ -30,14 +30,16 @@ step "one Infini-attention layer (Hq 16, Hkv 4, D 128, N 2048): coopmat (matrix 
 $infini bench --workload peak_fma,attention --tokens 65536 --segment 2048 --heads 16 --kv-heads 4 --head-dim 128 \
   --dtype f32,f16 --attention-kernel tiled,coopmat --repeat 1
 
-step "one-row matmuls (decode): auto (the matrix-vector kernel) against the tiled GEMM"
+step "one-row matmuls (decode): auto (the matrix-vector kernel) in several shapes (which to make the default) against the tiled GEMM"
+vector_tiles=auto,64x2,256x2,128x1,128x4,256x4,512x2
 for shape in "--n 5632 --k 2048" "--n 2048 --k 5632" "--n 32000 --k 2048"; do
   # shellcheck disable=SC2086
-  $infini bench --workload peak_fma,bandwidth,matmul --m 1 $shape --dtype f32-f16 --matmul-kernel auto,tiled --repeat 20
+  $infini bench --workload peak_fma,bandwidth,matmul --m 1 $shape --dtype f32-f16 --matmul-kernel auto,tiled \
+    --vector-tiles $vector_tiles --repeat 20
 done
 step "one-row matmuls with quantized weights (decode of quantized files)"
 $infini bench --workload bandwidth,matmul --m 1 --n 5632 --k 2048 \
-  --dtype f32-f16,f32-q8_0,f32-q4_0,f32-q4_k,f32-q5_k,f32-q6_k --matmul-kernel auto --repeat 20
+  --dtype f32-f16,f32-q8_0,f32-q4_0,f32-q4_k,f32-q5_k,f32-q6_k --matmul-kernel auto --vector-tiles auto,32x2,128x2,64x4 --repeat 20
 
 step "models: prefill 512, decode 128 (greedy, argmax on the device), with the norms, SwiGLU and biases inside the projections and apart"
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off

@@ -220,13 +220,14 @@ void main() {
     }
   }
   barrier();
-  // The first ROWS * COLS invocations each finish one output.
-  if (lane < ROWS * COLS) {
-    const uint i = lane / COLS, j = lane % COLS;
+  // The first invocations each finish outputs (one each unless the workgroup is smaller than
+  // ROWS x COLS).
+  for (uint o = lane; o < ROWS * COLS; o += WG) {
+    const uint i = o / COLS, j = o % COLS;
     float c = 0.0, up = 0.0, sq = 0.0;
     for (uint s = 0; s < gl_NumSubgroups; ++s) {
-      c += partial[lane][s];
-      if (GLU) up += partial[ROWS * COLS + lane][s];
+      c += partial[o][s];
+      if (GLU) up += partial[ROWS * COLS + o][s];
       if (NORM_A) sq += partial[2 * ROWS * COLS + i][s];
     }
     finish(i, j, c, up, sq);

@@ -22,7 +22,7 @@ std::vector<double> rounded_to_f16(std::vector<double> values) {
 
 MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles,
                         uint32_t seed, ops::MatmulKernel kernel, const MatmulLayout& layout,
-                        ops::MatrixTiles matrix_tiles) {
+                        ops::MatrixTiles matrix_tiles, ops::VectorTiles vector_tiles) {
   vk::Device& dev = device();
   const auto a = random_floats(size_t(m) * k, seed);
   const auto b = random_floats(size_t(n) * k, seed + 1);
@@ -47,7 +47,7 @@ MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, Elem
   vk::Buffer du = ops::upload_tensor(dev, u, layout.glu ? tb : ElementType::F32, "U");
   vk::Buffer dbias = ops::upload_tensor(dev, bias, ElementType::F32, "bias");
 
-  ops::Matmul matmul(dev, ta, tb, tiles, kernel, matrix_tiles);
+  ops::Matmul matmul(dev, ta, tb, tiles, kernel, matrix_tiles, vector_tiles);
   vk::CommandStream stream(dev);
   stream.begin();
   ops::MatmulArgs args{m, n, k, vk::BufferRange::whole(da), vk::BufferRange::whole(db), vk::BufferRange::whole(dc)};

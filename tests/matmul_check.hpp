@@ -32,6 +32,6 @@ struct MatmulLayout {
 
 MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles,
                         uint32_t seed, ops::MatmulKernel kernel = ops::MatmulKernel::Tiled, const MatmulLayout& layout = {},
-                        ops::MatrixTiles matrix_tiles = {});
+                        ops::MatrixTiles matrix_tiles = {}, ops::VectorTiles vector_tiles = {});
 
 }  // namespace infini::test

@@ -60,8 +60,13 @@ TEST_CASE_METHOD(GpuTest, "lanes matmul matches the float64 reference", "[gpu][m
 
 TEST_CASE_METHOD(GpuTest, "matrix-vector matmul matches the float64 reference for 1 to 8 rows", "[gpu][matmul]") {
   const ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
+  // The default shape, and others: a workgroup smaller than 8 rows x 4 columns of outputs, one
+  // column per workgroup, a wide one.
+  const ops::VectorTiles vt = GENERATE(ops::VectorTiles{}, ops::VectorTiles{16, 4}, ops::VectorTiles{64, 1},
+                                       ops::VectorTiles{256, 3});
   const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
                                  std::pair{ElementType::F16, ElementType::F16});
+  if (!(vt == ops::VectorTiles{}) && !(ta == ElementType::F32 && tb == ElementType::F16)) return;  // one pair is enough
   // Every row count; one column and an odd column count (the workgroups' 2 columns); K shorter
   // than one pass of the 128 invocations, not a multiple of a pass, and several passes; K not a
   // multiple of 4 and 9 rows fall back to the tiled kernel.
@@ -70,8 +75,8 @@ TEST_CASE_METHOD(GpuTest, "matrix-vector matmul matches the float64 reference fo
                               {9, 40, 64}};
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb) << " "
-              << ops::matmul_kernel_name(kernel));
-    const MatmulResult r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 11 + s.k, kernel);
+              << ops::matmul_kernel_name(kernel) << " " << vt.name());
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 11 + s.k, kernel, {}, {}, vt);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
@@ -215,6 +220,9 @@ TEST_CASE_METHOD(GpuTest, "the vector kernel normalises A, gates the output and 
                                  std::pair{ElementType::F16, ElementType::F16}, std::pair{ElementType::F32, ElementType::Q4_0},
                                  std::pair{ElementType::F32, ElementType::Q4_K}, std::pair{ElementType::F32, ElementType::Q6_K});
   if (kernel == MatmulKernel::VectorShared && ta == ElementType::F16) return;  // the same reduction as f32 A
+  // The default shape and 32 invocations x 4 columns (16 more outputs than invocations at 5 rows).
+  const ops::VectorTiles vt = GENERATE(ops::VectorTiles{}, ops::VectorTiles{32, 4});
+  if (!(vt == ops::VectorTiles{}) && tb != ElementType::F16 && tb != ElementType::Q4_K) return;
   const uint32_t k = element_traits(tb).block_elements > 1 ? 2304 : 516;
   struct Steps {
     float eps;
@@ -224,19 +232,34 @@ TEST_CASE_METHOD(GpuTest, "the vector kernel normalises A, gates the output and 
                              {0, true, false, false},      {0, false, true, true}};
   for (const uint32_t m : {1u, 5u}) {
     for (const Steps& st : steps) {
-      INFO(m << "x37x" << k << " " << ops::matmul_kernel_name(kernel) << " A " << element_name(ta) << " B "
-              << element_name(tb) << " eps " << st.eps << " glu " << st.glu << " bias " << st.bias << " accumulate "
+      INFO(m << "x37x" << k << " " << ops::matmul_kernel_name(kernel) << " " << vt.name() << " A " << element_name(ta)
+              << " B " << element_name(tb) << " eps " << st.eps << " glu " << st.glu << " bias " << st.bias << " accumulate "
               << st.accumulate);
       MatmulLayout layout;
       layout.norm_eps = st.eps;
       layout.glu = st.glu;
       layout.bias = st.bias;
       layout.accumulate = st.accumulate;
-      const MatmulResult r = run_matmul(m, 37, k, ta, tb, {}, m * 7 + k, kernel, layout);
+      const MatmulResult r = run_matmul(m, 37, k, ta, tb, {}, m * 7 + k, kernel, layout, {}, vt);
       CHECK(r.nmse <= 1e-9);
       CHECK(r.guard_violations == 0);
     }
   }
+}
+
+TEST_CASE_METHOD(GpuTest, "matrix-vector tilings: names round-trip, impossible ones are refused", "[gpu][matmul]") {
+  for (const char* name : {"auto", "128x2", "16x4", "1024x1"}) CHECK(ops::vector_tiles_named(name)->name() == name);
+  for (const char* name : {"", "x", "128", "128x", "x2", "0x2", "128x0", "12ax2", "128x2x1", "99999x2", "96x2", "8x2",
+                           "128x5"})
+    CHECK_FALSE(ops::vector_tiles_named(name).has_value());
+  using ops::VectorTiles;
+  for (const VectorTiles vt : {VectorTiles{96, 2}, VectorTiles{8, 2}, VectorTiles{128, 5}, VectorTiles{1u << 20, 1}}) {
+    INFO(vt.name());
+    CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::Vector, {}, vt),
+                      Catch::Contains("vector tiles " + vt.name()));
+  }
+  const ops::Matmul mm(device(), ElementType::F32, ElementType::Q4_K, {}, ops::MatmulKernel::Vector);
+  CHECK(mm.vector_tiles() == VectorTiles{64, 2});  // the defaults, resolved
 }
 
 TEST_CASE_METHOD(GpuTest, "fused steps are refused where the vector kernel does not run them", "[gpu][matmul]") {

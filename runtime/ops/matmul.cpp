@@ -249,6 +249,29 @@ std::optional<MatrixTiles> matrix_tiles_named(std::string_view name) {
   return MatrixTiles{v[0], v[1], v[2], v[3], v[4]};
 }
 
+std::string VectorTiles::name() const {
+  return workgroup == 0 && cols == 0 ? "auto" : std::to_string(workgroup) + "x" + std::to_string(cols);
+}
+
+std::optional<VectorTiles> vector_tiles_named(std::string_view name) {
+  if (name == "auto") return VectorTiles{};
+  const size_t x = name.find('x');
+  if (x == std::string_view::npos) return std::nullopt;
+  const auto number = [](std::string_view digits) -> std::optional<uint32_t> {
+    if (digits.empty() || digits.size() > 4) return std::nullopt;
+    uint32_t v = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      v = v * 10 + uint32_t(c - '0');
+    }
+    return v ? std::optional<uint32_t>(v) : std::nullopt;
+  };
+  const auto workgroup = number(name.substr(0, x)), cols = number(name.substr(x + 1));
+  // What every device would refuse: a workgroup that is not a power of two from 16, more than 4 columns.
+  if (!workgroup || !cols || *workgroup < 16 || (*workgroup & (*workgroup - 1)) || *cols > 4) return std::nullopt;
+  return VectorTiles{*workgroup, *cols};
+}
+
 std::optional<MatmulKernel> matmul_kernel_named(std::string_view name) {
   for (const auto& [k, n] : kKernelNames)
     if (n == name) return k;
@@ -272,7 +295,7 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
 }
 
 Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles, MatmulKernel kernel,
-               MatrixTiles matrix_tiles)
+               MatrixTiles matrix_tiles, VectorTiles vector_tiles)
     : a_(a), b_(b), matrix_tiles_(matrix_tiles), device_(&device) {
   const bool requested_auto = kernel == MatmulKernel::Auto;
   if (kernel == MatmulKernel::Auto)
@@ -319,7 +342,17 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
     const bool shared = kernel == MatmulKernel::VectorShared || !supports_subgroup_matvec(device.caps());
     vector_source_ = kernel_for(shared ? KernelFamily(kVectorShared) : KernelFamily(kVector), a, b, kVectorBuffers,
                                 sizeof(VectorPush));
-    vector_workgroup_ = element_traits(b).block_elements > 1 ? kVectorBlockWorkgroup : kVectorWorkgroup;
+    VectorTiles& v = vector_tiles_;
+    v = vector_tiles;
+    if (!v.workgroup) v.workgroup = element_traits(b).block_elements > 1 ? kVectorBlockWorkgroup : kVectorWorkgroup;
+    if (!v.cols) v.cols = kVectorCols;
+    // A power of two for the shared-memory tree; at most 4 columns keeps the sums' shared array
+    // (8 rows x 4 columns x 2 + 8 sums per 4 invocations) within 32 KiB at 256 invocations.
+    if (v.workgroup < 16 || (v.workgroup & (v.workgroup - 1)) || v.workgroup > device.caps().max_workgroup_invocations ||
+        v.workgroup > device.caps().max_workgroup_size[0] || v.cols > 4)
+      throw Error("matmul: vector tiles " + v.name() + " need a workgroup of a power of two from 16 to " +
+                  std::to_string(std::min(device.caps().max_workgroup_invocations, device.caps().max_workgroup_size[0])) +
+                  " invocations and 1 to 4 columns");
     for (uint32_t rows = 1; rows <= kMaxVectorRows; ++rows) vector_[rows - 1] = &vector_pipeline(rows, {});
 
   }
@@ -364,7 +397,7 @@ Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
   const auto ceil_div = [](uint32_t x, uint32_t y) { return (x + y - 1) / y; };
   const MatmulKernel tiled = kernel_ == MatmulKernel::TiledHalf ? MatmulKernel::TiledHalf : MatmulKernel::Tiled;
   if (vector_[0] && aligned(4) && args.m <= kMaxVectorRows)
-    return {vector_[args.m - 1], {ceil_div(args.n, kVectorCols), 1, 1},
+    return {vector_[args.m - 1], {ceil_div(args.n, vector_tiles_.cols), 1, 1},
             kernel_ == MatmulKernel::VectorShared ? MatmulKernel::VectorShared : MatmulKernel::Vector};
   if (matrix_ && args.m >= matrix_min_rows_ && aligned(8) && matrix_ranges_aligned(args))
     return {matrix_, {ceil_div(args.n, matrix_tiles_.bn()), ceil_div(args.m, matrix_tiles_.bm()), 1},
@@ -388,7 +421,7 @@ bool Matmul::does_fused_steps(const MatmulArgs& args) const {
 }
 
 const vk::Pipeline& Matmul::vector_pipeline(uint32_t rows, const MatmulArgs& steps) const {
-  const uint32_t spec[] = {vector_workgroup_, rows, kVectorCols, steps.a_norm.buffer ? 1u : 0u,
+  const uint32_t spec[] = {vector_tiles_.workgroup, rows, vector_tiles_.cols, steps.a_norm.buffer ? 1u : 0u,
                            steps.glu_up.buffer ? 1u : 0u, steps.bias.buffer ? 1u : 0u};
   return device_->pipelines().get(*vector_source_, spec);
 }

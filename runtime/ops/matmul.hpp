@@ -44,6 +44,19 @@ struct MatrixTiles {
 // Parses a name as MatrixTiles::name writes it; nullopt if it is not five positive numbers.
 std::optional<MatrixTiles> matrix_tiles_named(std::string_view name);
 
+// The matrix-vector kernel's shape (matvec.comp): invocations per workgroup, which split K, and
+// columns of C per workgroup. 0 takes the default: 64 invocations for block-format weights (one
+// 32-value chunk each at K 2048), 128 for f16 and f32, and 2 columns; not yet tuned on a GPU:
+// `infini bench --workload matmul --m 1 --vector-tiles` times others in one run. Named
+// "WGxCOLS" ("128x2"), or "auto" for the defaults; vector_tiles_named refuses names no device
+// takes (a workgroup that is not a power of two from 16, more than 4 columns).
+struct VectorTiles {
+  uint32_t workgroup = 0, cols = 0;
+  std::string name() const;
+  bool operator==(const VectorTiles&) const = default;
+};
+std::optional<VectorTiles> vector_tiles_named(std::string_view name);
+
 // Tiled: shared-memory tiles (matmul.comp), what GPUs want. Registers: blocks of C computed
 // straight from device memory with vec4 loads (matmul_regs.comp), what CPU drivers want; it needs
 // K, the strides and the offsets of A and B to be multiples of 4 and falls back to Tiled for a
@@ -104,8 +117,10 @@ class Matmul {
  public:
   // Throws infini::Error when the tiles are inconsistent or exceed the device's limits.
   // matrix_tiles: the tiling of the Matrix and MatrixEmulated kernels.
+  // vector_tiles: the shape of the Vector and VectorShared kernels (a workgroup of a power of two
+  // from 16 invocations, 1 to 4 columns).
   Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto,
-         MatrixTiles matrix_tiles = {});
+         MatrixTiles matrix_tiles = {}, VectorTiles vector_tiles = {});
 
   // Records one dispatch; checks that every operand fits its range.
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
@@ -117,6 +132,7 @@ class Matmul {
 
   const MatmulTiles& tiles() const noexcept { return tiles_; }
   const MatrixTiles& matrix_tiles() const noexcept { return matrix_tiles_; }
+  const VectorTiles& vector_tiles() const noexcept { return vector_tiles_; }  // resolved (no zeros) where used
   MatmulKernel kernel() const noexcept { return kernel_; }
   // Whether calls of more than kMaxVectorRows rows (aligned as Matrix needs) run on matrix units.
   bool uses_matrix_units() const noexcept { return matrix_ && kernel_ != MatmulKernel::MatrixEmulated; }
@@ -143,7 +159,7 @@ class Matmul {
   std::array<const vk::Pipeline*, kMaxVectorRows> vector_{};  // matvec.comp for 1..8 rows, when used
   vk::Device* device_;                    // for the vector kernel's fused variants, made on first use
   std::optional<vk::KernelSource> vector_source_;
-  uint32_t vector_workgroup_ = 0;
+  VectorTiles vector_tiles_;
   const vk::Pipeline* matrix_ = nullptr;      // matmul_coopmat.comp (or its emulation), when used
   uint32_t matrix_min_rows_ = 1;              // for calls of at least this many rows
 };

@@ -124,6 +124,15 @@ records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode =
 check([(x.get("ran"), x.get("matrix_tiles")) for x in records] ==
       [("tiled", None), ("coopmat-emulated", "2x2x4x4x32"), ("coopmat-emulated", "1x2x2x3x16")], f"tilings {records}")
 
+# Shapes of the matrix-vector kernel: a record each where the call ran it (one row), one record for
+# a kernel that does not use them (the register kernel).
+r = run(["--workload", "matmul", "--m", "1", "--n", "40", "--k", "64", "--dtype", "f32-f16",
+         "--matmul-kernel", "registers,vector", "--vector-tiles", "auto,64x1,16x4", "--repeat", "1"])
+check(r.returncode == 0, "bench --vector-tiles: " + r.stderr)
+records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+check([(x.get("ran"), x.get("vector_tiles")) for x in records] ==
+      [("registers", None), ("vector", "128x2"), ("vector", "64x1"), ("vector", "16x4")], f"vector tilings {records}")
+
 # The attention layer on the matrix kernels' tiling; its memory kernels follow the attention's.
 r = run(["--workload", "attention", "--attention-kernel", "tiled,coopmat-emulated", "--dtype", "f16", "--tokens", "80",
          "--segment", "64", "--heads", "2", "--kv-heads", "1", "--head-dim", "32", "--repeat", "1"])
@@ -135,7 +144,7 @@ check([(x.get("kernel"), x.get("memory_kernel"), x.get("segments")) for x in rec
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-kernel", "flash"], ["--workload", "nothing"],
             ["--repeat", "0"], ["--matrix-tiles", "2x2x4x4"], ["--matrix-tiles", ""], ["--matmul-kernel", ""], ["--dtype", ""], ["--workload", ""],
             ["--matmul-kernel", "coopmat-emulated", "--matrix-tiles", "2x2x4x4x24"], ["--fused-steps", "maybe"],
-            ["--fused-steps", ""]):
+            ["--fused-steps", ""], ["--vector-tiles", "96x2"], ["--vector-tiles", ""]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 

@@ -28,6 +28,8 @@ struct BenchOptions {
   std::vector<bool> fused_steps{true};
   // matmul: tilings of the matrix-unit kernel to time, for calls that run it.
   std::vector<ops::MatrixTiles> matrix_tiles{ops::MatrixTiles{}};
+  // matmul: shapes of the matrix-vector kernel to time, for calls that run it.
+  std::vector<ops::VectorTiles> vector_tiles{ops::VectorTiles{}};
   std::vector<ops::AttentionKernel> attention_kernels{ops::AttentionKernel::Auto};
   // attention: one layer over streams of these lengths.
   std::vector<int64_t> tokens{65536};

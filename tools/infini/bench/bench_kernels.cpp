@@ -74,10 +74,13 @@ void bench_bandwidth(BenchRun& run) {
             {"gbytes_per_s_max", s.max}});
 }
 
+// Which tiling a timed call used: the matrix kernel's, the matrix-vector kernel's, or neither.
+enum class TilingUsed { None, Matrix, Vector };
+
 // One matmul shape, one storage type pair, one kernel: a record with GFLOP/s and the peak fraction.
-// Returns whether the call ran a matrix-unit kernel (so that the tiling mattered).
-bool time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<float>& b, const std::string& dtype,
-                 ops::MatmulKernel kernel, const ops::MatrixTiles& matrix_tiles) {
+// Returns the tiling the call used (so that the others of its list are worth timing).
+TilingUsed time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<float>& b, const std::string& dtype,
+                       ops::MatmulKernel kernel, const ops::MatrixTiles& matrix_tiles, const ops::VectorTiles& vector_tiles) {
   const auto& o = run.options;
   // "A-B": A (activations) and B (weights) of different types; else both the same.
   const size_t dash = dtype.find('-');
@@ -86,7 +89,7 @@ bool time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
   vk::Buffer da = ops::upload_tensor(run.device, a, type_a, "A");
   vk::Buffer db = ops::upload_tensor(run.device, b, type_b, "B");
   vk::Buffer dc(run.device, size_t(o.m) * o.n * 4, vk::MemoryUse::DeviceLocal, "C");
-  ops::Matmul matmul(run.device, type_a, type_b, {}, kernel, matrix_tiles);
+  ops::Matmul matmul(run.device, type_a, type_b, {}, kernel, matrix_tiles, vector_tiles);
   vk::CommandStream stream(run.device, 2);
   stream.begin();
   stream.timestamp("start");
@@ -118,12 +121,14 @@ bool time_matmul(BenchRun& run, const std::vector<float>& a, const std::vector<f
   const ops::MatmulKernel ran = matmul.kernel_for_call(args);
   record["ran"] = ops::matmul_kernel_name(ran);  // after any fallback for this shape
   const bool matrix = ran == ops::MatmulKernel::Matrix || ran == ops::MatmulKernel::MatrixEmulated;
+  const bool vector = ran == ops::MatmulKernel::Vector || ran == ops::MatmulKernel::VectorShared;
   if (matrix) record["matrix_tiles"] = matmul.matrix_tiles().name();
+  if (vector) record["vector_tiles"] = matmul.vector_tiles().name();
   record["gbytes_per_s"] = g.median;
   if (run.peak_gflops > 0) record["fraction_of_peak"] = s.median / run.peak_gflops;
   if (run.bandwidth_gbps > 0) record["fraction_of_bandwidth"] = g.median / run.bandwidth_gbps;
   run.emit(record);
-  return matrix;
+  return matrix ? TilingUsed::Matrix : vector ? TilingUsed::Vector : TilingUsed::None;
 }
 
 void bench_matmul(BenchRun& run) {
@@ -133,10 +138,17 @@ void bench_matmul(BenchRun& run) {
   std::vector<float> a(size_t(o.m) * o.k), b(size_t(o.n) * o.k);
   for (float& v : a) v = dist(rng);
   for (float& v : b) v = dist(rng);
+  // Each kernel once with the first tilings; again with each other tiling of the kind it used.
+  const ops::MatrixTiles& matrix = o.matrix_tiles.front();
+  const ops::VectorTiles& vector = o.vector_tiles.front();
   for (const std::string& dtype : o.dtypes)
-    for (const ops::MatmulKernel kernel : o.matmul_kernels)
-      for (const ops::MatrixTiles& tiles : o.matrix_tiles)
-        if (!time_matmul(run, a, b, dtype, kernel, tiles)) break;  // no matrix kernel: the tiling is not used
+    for (const ops::MatmulKernel kernel : o.matmul_kernels) {
+      const TilingUsed used = time_matmul(run, a, b, dtype, kernel, matrix, vector);
+      if (used == TilingUsed::Matrix)
+        for (size_t i = 1; i < o.matrix_tiles.size(); ++i) time_matmul(run, a, b, dtype, kernel, o.matrix_tiles[i], vector);
+      if (used == TilingUsed::Vector)
+        for (size_t i = 1; i < o.vector_tiles.size(); ++i) time_matmul(run, a, b, dtype, kernel, matrix, o.vector_tiles[i]);
+    }
 }
 
 const RegisterWorkload peak{"peak_fma", 0, bench_peak_fma};

@@ -76,6 +76,7 @@ struct Args {
   std::string dtypes = "f32,f16";
   std::string matmul_kernels = "auto";
   std::string matrix_tiles = ops::MatrixTiles{}.name();
+  std::string vector_tiles = "auto";
   std::string attention_kernels = "auto";
   std::string fused_steps = "on";
   std::string tokens = "65536";
@@ -101,6 +102,14 @@ int run_bench(Args& args) {
                   "such as 2x2x4x4x32, not '" + name + "'");
     args.options.matrix_tiles.push_back(*tiles);
   }
+  args.options.vector_tiles.clear();
+  for (const auto& name : split_list(args.vector_tiles)) {
+    const auto tiles = ops::vector_tiles_named(name);
+    if (!tiles)
+      throw Error("--vector-tiles takes auto or WGxCOLS (invocations per workgroup, a power of two from 16; columns "
+                  "per workgroup, 1 to 4), such as 128x2, not '" + name + "'");
+    args.options.vector_tiles.push_back(*tiles);
+  }
   args.options.attention_kernels.clear();
   for (const auto& name : split_list(args.attention_kernels)) {
     const auto kernel = ops::attention_kernel_named(name);
@@ -123,6 +132,7 @@ int run_bench(Args& args) {
   for (const auto& [flag, empty] : {std::pair{"--dtype", args.options.dtypes.empty()},
                                     std::pair{"--matmul-kernel", args.options.matmul_kernels.empty()},
                                     std::pair{"--matrix-tiles", args.options.matrix_tiles.empty()},
+                                    std::pair{"--vector-tiles", args.options.vector_tiles.empty()},
                                     std::pair{"--attention-kernel", args.options.attention_kernels.empty()},
                                     std::pair{"--fused-steps", args.options.fused_steps.empty()},
                                     std::pair{"--tokens", args.options.tokens.empty()}})
@@ -162,6 +172,8 @@ const RegisterCommand registration{
       app.add_option("--matmul-kernel", args->matmul_kernels, "matmul, and model (its projections; vector also runs the norms, SwiGLU and biases in their passes for decode): kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
           ->capture_default_str();
       app.add_option("--matrix-tiles", args->matrix_tiles, "matmul: tilings of the matrix-unit kernel (coopmat, coopmat-emulated) to time in the same run, each WMxWNxFMxFNxBK: warps per workgroup down and across, 16x16 fragments per warp down and across, values of k per step (a multiple of 16)")
+          ->capture_default_str();
+      app.add_option("--vector-tiles", args->vector_tiles, "matmul: shapes of the matrix-vector kernel (vector, vector-shared; decode's few rows) to time in the same run, each WGxCOLS: invocations per workgroup (a power of two, they split K) and columns of C per workgroup (1 to 4); auto: the defaults")
           ->capture_default_str();
       app.add_option("--attention-kernel", args->attention_kernels, "attention, and model (its attention layers): kernels to time in the same run: auto, tiled, rows, coopmat (matrix units), coopmat-emulated (slow)")
           ->capture_default_str();
