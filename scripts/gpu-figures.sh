@@ -5,18 +5,29 @@
 # table when .peer/run_peer.sh exists (llama.cpp's Vulkan backend on the same models and card).
 #   scripts/gpu-figures.sh [quick] 2>&1 | tee figures.log   # quick: skips the 1M-token stream and the GPU tests
 #   scripts/figures-table.py figures.log                     # the records as Markdown tables
-# Takes about 10 minutes on an H100 (quick: 7).
+# Takes about 10 minutes on an H100 (quick: 7). The steps run most wanted first (decode, then
+# prefill on matrix units, then the larger model, quantized files, the pipeline), each stamped
+# with the time, so a run cut short by the device budget still gives the first ones.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 infini=./build/infini
 models=${TMPDIR:-/tmp}
-step() { echo "== $*" >&2; }
+step() { echo "== $(date +%T) $*" >&2; }
 
 step devices
 $infini devices
-step models
+step "the 155M model"
 $infini make-model --out "$models/m155.gguf" --vocab 32000 --embd 1024 --layers 8 --heads 16 --kv-heads 4 --ffn 2816 --dtype f16
-$infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
+
+step "one-row matmuls (decode): auto (the matrix-vector kernel) in several shapes (which to make the default) against the tiled GEMM"
+vector_tiles=auto,64x2,256x2,128x1,128x4,256x4,512x2
+for shape in "--n 5632 --k 2048" "--n 2048 --k 5632" "--n 32000 --k 2048"; do
+  # shellcheck disable=SC2086
+  $infini bench --workload peak_fma,bandwidth,matmul --m 1 $shape --dtype f32-f16 --matmul-kernel auto,tiled \
+    --vector-tiles $vector_tiles --repeat 20
+done
+step "155M: prefill 512, decode 128 (greedy, argmax on the device), with the norms, SwiGLU and biases inside the projections and apart"
+$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
 
 step "matrix units: the coopmat kernels (matmul, attention, memory) against the float64 references first (they had never run on them)"
 ./build/infini_tests "[matmul],*coopmat*"
@@ -29,22 +40,15 @@ $infini bench --workload matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-
 step "one Infini-attention layer (Hq 16, Hkv 4, D 128, N 2048): coopmat (matrix units, attention and memory) against the tiled kernels"
 $infini bench --workload peak_fma,attention --tokens 65536 --segment 2048 --heads 16 --kv-heads 4 --head-dim 128 \
   --dtype f32,f16 --attention-kernel tiled,coopmat --repeat 1
+step "155M: a 16K-token prompt"
+$infini bench --workload model --model "$models/m155.gguf" --prefill 16384 --decode 0 --repeat 2
 
-step "one-row matmuls (decode): auto (the matrix-vector kernel) in several shapes (which to make the default) against the tiled GEMM"
-vector_tiles=auto,64x2,256x2,128x1,128x4,256x4,512x2
-for shape in "--n 5632 --k 2048" "--n 2048 --k 5632" "--n 32000 --k 2048"; do
-  # shellcheck disable=SC2086
-  $infini bench --workload peak_fma,bandwidth,matmul --m 1 $shape --dtype f32-f16 --matmul-kernel auto,tiled \
-    --vector-tiles $vector_tiles --repeat 20
-done
+step "the 1.1B model (TinyLlama's shape): prefill 512, decode 128, steps fused and apart"
+$infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
+$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
 step "one-row matmuls with quantized weights (decode of quantized files)"
 $infini bench --workload bandwidth,matmul --m 1 --n 5632 --k 2048 \
   --dtype f32-f16,f32-q8_0,f32-q4_0,f32-q4_k,f32-q5_k,f32-q6_k --matmul-kernel auto --vector-tiles auto,32x2,128x2,64x4 --repeat 20
-
-step "models: prefill 512, decode 128 (greedy, argmax on the device), with the norms, SwiGLU and biases inside the projections and apart"
-$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
-$infini bench --workload model --model "$models/m155.gguf" --prefill 16384 --decode 0 --repeat 2
-$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
 step "quantized models: q8_0 and q4_k_m of the same files, logits against f16"
 for t in q8_0 q4_k_m; do
   $infini quantize "$models/m155.gguf" "$models/m155-$t.gguf" --type $t
@@ -68,3 +72,4 @@ if [ "${1:-}" != quick ]; then
   step "GPU tests under the validation layer (not the 2^20-token reference test)"
   ./build/infini_tests "[gpu]~[long]"
 fi
+step done
