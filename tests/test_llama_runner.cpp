@@ -282,10 +282,11 @@ TEST_CASE_METHOD(GpuTest, "decode with the block's small steps inside the projec
   const model::LlamaWeights weights = model::load_llama(gguf);
   const std::vector<int32_t> ids = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12};
   const std::vector<double> want = model::LlamaReference(weights, weights.config.infini).prefill(ids);
-  auto decode = [&](ops::MatmulKernel kernel, uint32_t piece, model::StageProfile* profile) {
+  auto decode = [&](ops::MatmulKernel kernel, uint32_t piece, model::StageProfile* profile, ops::VectorTiles vt = {}) {
     RunnerOptions o;
     o.infini = weights.config.infini;
     o.matmul_kernel = kernel;
+    o.vector_tiles = vt;
     LlamaRunner runner(dev(), weights, o);
     std::vector<float> logits;
     for (size_t at = 0; at < ids.size(); at += piece) {
@@ -296,9 +297,10 @@ TEST_CASE_METHOD(GpuTest, "decode with the block's small steps inside the projec
     *profile = runner.profile();
     return logits;
   };
-  model::StageProfile fused, apart, pieces_of_3;
+  model::StageProfile fused, apart, pieces_of_3, other_shape;
   CHECK(err(decode(ops::MatmulKernel::Vector, 1, &fused), want) <= 1e-4);
   CHECK(err(decode(ops::MatmulKernel::Vector, 3, &pieces_of_3), want) <= 1e-4);
+  CHECK(err(decode(ops::MatmulKernel::Vector, 1, &other_shape, {32, 4}), want) <= 1e-4);
   CHECK(err(decode(ops::MatmulKernel::Registers, 1, &apart), want) <= 1e-4);
   // And one dispatch and barrier per token for the final norm, inside the logits' pass.
   const int64_t tokens = int64_t(ids.size()), steps = tokens * ro.layers, biases = ro.arch == "qwen2" ? 1 : 0;

@@ -157,16 +157,17 @@ struct LayerStage::Layer {
   ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
   std::unique_ptr<ops::InfiniAttentionLayer> attention;
 
-  Layer(vk::Device& d, const LlamaLayerWeights& w, ops::MatmulKernel kernel)
+  Layer(vk::Device& d, const LlamaLayerWeights& w, ops::MatmulKernel kernel, ops::VectorTiles vt)
       : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)), bq(upload_optional(d, w.bq)),
         bk(upload_optional(d, w.bk)), bv(upload_optional(d, w.bv)), q_norm(upload_optional(d, w.q_norm)),
         k_norm(upload_optional(d, w.k_norm)),
         wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
         w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
-        mm_q(d, ElementType::F32, w.wq.type, {}, kernel), mm_k(d, ElementType::F32, w.wk.type, {}, kernel),
-        mm_v(d, ElementType::F32, w.wv.type, {}, kernel), mm_o(d, ElementType::F32, w.wo.type, {}, kernel),
-        mm_gate(d, ElementType::F32, w.ffn_gate.type, {}, kernel), mm_up(d, ElementType::F32, w.ffn_up.type, {}, kernel),
-        mm_down(d, ElementType::F32, w.ffn_down.type, {}, kernel), glu_fusable(w.ffn_gate.type == w.ffn_up.type) {}
+        mm_q(d, ElementType::F32, w.wq.type, {}, kernel, {}, vt), mm_k(d, ElementType::F32, w.wk.type, {}, kernel, {}, vt),
+        mm_v(d, ElementType::F32, w.wv.type, {}, kernel, {}, vt), mm_o(d, ElementType::F32, w.wo.type, {}, kernel, {}, vt),
+        mm_gate(d, ElementType::F32, w.ffn_gate.type, {}, kernel, {}, vt),
+        mm_up(d, ElementType::F32, w.ffn_up.type, {}, kernel, {}, vt),
+        mm_down(d, ElementType::F32, w.ffn_down.type, {}, kernel, {}, vt), glu_fusable(w.ffn_gate.type == w.ffn_up.type) {}
 
   // Whether a piece (its rows in `args`) runs its projections on the vector kernel, which then
   // takes the norm (and biases) before Q, K, V, and the FFN's norm, gate, up and SwiGLU, in their
@@ -200,7 +201,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
       const std::vector<double> b = widen_all(*w.mem_gate);
       std::copy(b.begin(), b.end(), beta.begin());
     }
-    Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel);
+    Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.vector_tiles);
     layer.attention =
         std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32, beta, options.kernel);
   }
@@ -209,7 +210,8 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
     if (!is_tied(weights)) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));
     else if (!embeds()) head_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
     logits_matmul_ =
-        std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type, ops::MatmulTiles{}, options.matmul_kernel);
+        std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type, ops::MatmulTiles{},
+                                      options.matmul_kernel, ops::MatrixTiles{}, options.vector_tiles);
     top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
   }
   bool qk_norm = false;

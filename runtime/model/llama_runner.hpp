@@ -35,6 +35,7 @@ struct RunnerOptions {
   // The projections' kernel. Decode rows on the vector kernel (GPUs' choice under Auto) also do
   // the norms, the SwiGLU and the biases in the projections' own passes.
   ops::MatmulKernel matmul_kernel = ops::MatmulKernel::Auto;
+  ops::VectorTiles vector_tiles;  // the shape of the vector kernel (decode on GPUs); zeros: its defaults
   bool fused_steps = true;  // false: those steps stay separate dispatches (to measure what fusing saves)
   Handoff handoff = Handoff::Auto;  // between the devices of a pipeline (model/handoff.hpp)
 };

@@ -72,18 +72,26 @@ nlohmann::json model_record(const BenchOptions& o, const BenchModel& bm) {
           {"memory", bm.options.infini.memory}};
 }
 
-// Prefill and decode of random tokens on the projections' `kernel` (--matmul-kernel), with or
-// without decode's fused steps (--fused-steps), on the `attention` kernel family
-// (--attention-kernel): one record.
-void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t> split, ops::MatmulKernel kernel,
-                    bool fused_steps, ops::AttentionKernel attention) {
+// Prefill and decode of random tokens with one choice of the projections' kernel
+// (--matmul-kernel), decode's fused steps (--fused-steps), the attention kernel family
+// (--attention-kernel) and the vector kernel's shape (--vector-tiles): one record.
+// The choices one prefill_decode record is measured with.
+struct ModelChoices {
+  ops::MatmulKernel matmul;
+  bool fused_steps;
+  ops::AttentionKernel attention;
+  ops::VectorTiles vector_tiles;
+};
+
+void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t> split, const ModelChoices& choice) {
   const BenchOptions& o = run.options;
   const model::LlamaWeights& weights = bm.weights;
   const model::LlamaConfig& c = weights.config;
   model::RunnerOptions ro = bm.options;
-  ro.matmul_kernel = kernel;
-  ro.fused_steps = fused_steps;
-  ro.kernel = attention;
+  ro.matmul_kernel = choice.matmul;
+  ro.fused_steps = choice.fused_steps;
+  ro.kernel = choice.attention;
+  ro.vector_tiles = choice.vector_tiles;
   // Memory figures are summed over the devices the layers are split over (--devices).
   const uint64_t baseline = vk::allocated_bytes(run.devices);
   vk::reset_peaks(run.devices);
@@ -112,9 +120,10 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   const uint64_t weight_bytes = weight_bytes_per_token(weights);
   const Stats p = stats_of(prefill_rate);
   record["phase"] = "prefill_decode";
-  record["matmul_kernel"] = ops::matmul_kernel_name(kernel);
-  record["fused_steps"] = fused_steps;
-  record["attention_kernel"] = ops::attention_kernel_name(attention);
+  record["matmul_kernel"] = ops::matmul_kernel_name(choice.matmul);
+  record["fused_steps"] = choice.fused_steps;
+  record["attention_kernel"] = ops::attention_kernel_name(choice.attention);
+  record["vector_tiles"] = choice.vector_tiles.name();
   record["prefill_tokens"] = o.prefill;
   record["prefill_tokens_per_s"] = p.median;
   record["prefill_tokens_per_s_min"] = p.min;
@@ -162,14 +171,16 @@ void bench_model(BenchRun& run) {
   const std::vector<int64_t> split = model::layers_for_devices(run.devices, c.layers, run.split);
   for (const ops::AttentionKernel attention : o.attention_kernels)
     for (const ops::MatmulKernel kernel : o.matmul_kernels)
-      for (const bool fused : o.fused_steps) prefill_decode(run, bm, split, kernel, fused, attention);
+      for (const bool fused : o.fused_steps)
+        for (const ops::VectorTiles& vt : o.vector_tiles) prefill_decode(run, bm, split, {kernel, fused, attention, vt});
 
   if (o.stream_tokens.empty()) return;
-  // Streams on the first --matmul-kernel, --fused-steps and --attention-kernel.
+  // Streams on the first --matmul-kernel, --fused-steps, --attention-kernel and --vector-tiles.
   model::RunnerOptions ro = bm.options;
   ro.matmul_kernel = o.matmul_kernels.front();
   ro.fused_steps = o.fused_steps.front();
   ro.kernel = o.attention_kernels.front();
+  ro.vector_tiles = o.vector_tiles.front();
   auto peak = [&] { return vk::peak_allocated_bytes(run.devices); };
   auto reset_peak = [&] { vk::reset_peaks(run.devices); };
   const uint64_t baseline = vk::allocated_bytes(run.devices);

@@ -173,7 +173,7 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_option("--matrix-tiles", args->matrix_tiles, "matmul: tilings of the matrix-unit kernel (coopmat, coopmat-emulated) to time in the same run, each WMxWNxFMxFNxBK: warps per workgroup down and across, 16x16 fragments per warp down and across, values of k per step (a multiple of 16)")
           ->capture_default_str();
-      app.add_option("--vector-tiles", args->vector_tiles, "matmul: shapes of the matrix-vector kernel (vector, vector-shared; decode's few rows) to time in the same run, each WGxCOLS: invocations per workgroup (a power of two, they split K) and columns of C per workgroup (1 to 4); auto: the defaults")
+      app.add_option("--vector-tiles", args->vector_tiles, "matmul and model: shapes of the matrix-vector kernel (vector, vector-shared; decode's few rows) to time in the same run, each WGxCOLS: invocations per workgroup (a power of two, they split K) and columns of C per workgroup (1 to 4); auto: the defaults")
           ->capture_default_str();
       app.add_option("--attention-kernel", args->attention_kernels, "attention, and model (its attention layers): kernels to time in the same run: auto, tiled, rows, coopmat (matrix units), coopmat-emulated (slow)")
           ->capture_default_str();
