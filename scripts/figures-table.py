@@ -56,7 +56,8 @@ def matmul_row(r):
 
 def model_row(r):
     return [os.path.basename(r.get("model", "")), shape_name(r.get("shape")), r.get("matmul_kernel", ""),
-            num(r.get("fused_steps")), r.get("attention_kernel", ""), num(r.get("prefill_tokens")),
+            num(r.get("fused_steps")), r.get("attention_kernel", ""), r.get("vector_tiles", ""),
+            num(r.get("prefill_tokens")),
             spread(r, "prefill_tokens_per_s"), spread(r, "decode_tokens_per_s"),
             f"{num(r.get('decode_dispatches_per_token'))} / {num(r.get('decode_barriers_per_token'))}"
             if "decode_dispatches_per_token" in r else "",
@@ -96,7 +97,7 @@ TABLES = [
                  f"{r.get('heads_q')}/{r.get('heads_kv')}/{r.get('head_dim')}", num(r.get("segment")),
                  num(r.get("tokens")), num(r.get("tokens_per_s")), num(r.get("gflops"))]]),
     ("Model: prefill and decode",
-     ["file", "shape", "matmul", "fused", "attention", "prefill tokens", "prefill tokens/s", "decode tokens/s",
+     ["file", "shape", "matmul", "fused", "attention", "vector tiles", "prefill tokens", "prefill tokens/s", "decode tokens/s",
       "dispatches / barriers per token", "decode of bandwidth", "logit NMSE vs reference"],
      lambda r: r["workload"] == "model" and r.get("phase") == "prefill_decode", lambda r: [model_row(r)]),
     ("Model: streams", ["file", "tokens", "tokens/s", "first / last window tokens/s", "peak device bytes",

@@ -170,7 +170,8 @@ check(len(rows) == len(models) > 0, f"model rows {len(rows)} for {len(models)} r
 for row, x in zip(rows, models):
     cells = [c.strip() for c in row.strip("|").split("|")]
     check(cells[2] == x["matmul_kernel"] and cells[3] == ("on" if x["fused_steps"] else "off")
-          and abs(float(cells[7].split(" ")[0].replace(",", "")) / x["decode_tokens_per_s"] - 1) < 5e-3,
+          and cells[5] == x["vector_tiles"]
+          and abs(float(cells[8].split(" ")[0].replace(",", "")) / x["decode_tokens_per_s"] - 1) < 5e-3,
           f"model row {cells} for {x}")
 check(len(table_rows("Matmul")) == len([x for x in all_records if x["workload"] == "matmul"]), "matmul rows")
 check(len(table_rows("Pipeline")) == len([x for x in all_records if x["workload"] == "pipeline" and "phase" not in x]),
