@@ -83,44 +83,37 @@ struct Args {
   ModelArgs devices;  // --device, --devices, --split
 };
 
+// Each comma-separated name of `text` through `parse`; a name it does not take is the one-line
+// error `usage`, naming it.
+template <typename T, typename Parse>
+std::vector<T> parse_each(const std::string& text, Parse parse, const std::string& usage) {
+  std::vector<T> out;
+  for (const auto& name : split_list(text)) {
+    const std::optional<T> value = parse(name);
+    if (!value) throw Error(usage + ", not '" + name + "'");
+    out.push_back(*value);
+  }
+  return out;
+}
+
 int run_bench(Args& args) {
   args.options.dtypes = split_list(args.dtypes);
   for (const auto& d : args.options.dtypes)
     if (d != "f32" && d != "f16" && !(d.starts_with("f32-") && d != "f32-f32" && element_type_from_name(d.substr(4))))
       throw Error("--dtype takes f32, f16 and/or f32-TYPE for weights of TYPE f16, q8_0, q4_0, q4_k, q5_k or q6_k, not '" + d + "'");
-  args.options.matmul_kernels.clear();
-  for (const auto& name : split_list(args.matmul_kernels)) {
-    const auto kernel = ops::matmul_kernel_named(name);
-    if (!kernel) throw Error("--matmul-kernel takes auto, tiled, tiled-half, registers, lanes, vector, vector-shared, coopmat and/or coopmat-emulated, not '" + name + "'");
-    args.options.matmul_kernels.push_back(*kernel);
-  }
-  args.options.matrix_tiles.clear();
-  for (const auto& name : split_list(args.matrix_tiles)) {
-    const auto tiles = ops::matrix_tiles_named(name);
-    if (!tiles)
-      throw Error("--matrix-tiles takes tilings written WMxWNxFMxFNxBK (warps, fragments per warp, k per step), "
-                  "such as 2x2x4x4x32, not '" + name + "'");
-    args.options.matrix_tiles.push_back(*tiles);
-  }
-  args.options.vector_tiles.clear();
-  for (const auto& name : split_list(args.vector_tiles)) {
-    const auto tiles = ops::vector_tiles_named(name);
-    if (!tiles)
-      throw Error("--vector-tiles takes auto or WGxCOLS (invocations per workgroup, a power of two from 16; columns "
-                  "per workgroup, 1 to 4), such as 128x2, not '" + name + "'");
-    args.options.vector_tiles.push_back(*tiles);
-  }
-  args.options.attention_kernels.clear();
-  for (const auto& name : split_list(args.attention_kernels)) {
-    const auto kernel = ops::attention_kernel_named(name);
-    if (!kernel) throw Error("--attention-kernel takes auto, tiled, rows, coopmat and/or coopmat-emulated, not '" + name + "'");
-    args.options.attention_kernels.push_back(*kernel);
-  }
-  args.options.fused_steps.clear();
-  for (const auto& v : split_list(args.fused_steps)) {
-    if (v != "on" && v != "off") throw Error("--fused-steps takes on and/or off, not '" + v + "'");
-    args.options.fused_steps.push_back(v == "on");
-  }
+  args.options.matmul_kernels = parse_each<ops::MatmulKernel>(args.matmul_kernels, ops::matmul_kernel_named,
+      "--matmul-kernel takes auto, tiled, tiled-half, registers, lanes, vector, vector-shared, coopmat and/or coopmat-emulated");
+  args.options.matrix_tiles = parse_each<ops::MatrixTiles>(args.matrix_tiles, ops::matrix_tiles_named,
+      "--matrix-tiles takes tilings written WMxWNxFMxFNxBK (warps, fragments per warp, k per step), such as 2x2x4x4x32");
+  args.options.vector_tiles = parse_each<ops::VectorTiles>(args.vector_tiles, ops::vector_tiles_named,
+      "--vector-tiles takes auto or WGxCOLS (invocations per workgroup, a power of two from 16; columns per workgroup, "
+      "1 to 4), such as 128x2");
+  args.options.attention_kernels = parse_each<ops::AttentionKernel>(args.attention_kernels, ops::attention_kernel_named,
+      "--attention-kernel takes auto, tiled, rows, coopmat and/or coopmat-emulated");
+  args.options.fused_steps = parse_each<bool>(
+      args.fused_steps,
+      [](std::string_view v) { return v == "on" || v == "off" ? std::optional<bool>(v == "on") : std::nullopt; },
+      "--fused-steps takes on and/or off");
   args.options.tokens.clear();
   for (const auto& t : split_list(args.tokens)) {
     char* end = nullptr;
