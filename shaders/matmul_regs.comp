@@ -64,7 +64,29 @@ void main() {
   [[unroll]] for (uint i = 0; i < TM; ++i)
     [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = vec4(0.0);
 
-#if defined(B_BLOCKS)
+#if defined(B_Q6_K)
+  // Q6_K: half a super-block (128 values) of one column at a time, its words read once (31 loads
+  // where chunk by chunk takes 84), then its four chunks' steps from registers. A's values are
+  // the same for every lane (lanes are columns), so reloading them per column costs little.
+  for (uint k = 0; k < p.K; k += 128) {
+    [[unroll]] for (uint j = 0; j < TN; ++j) {
+      float d;
+      uvec2 scales;
+      uvec4 ql[4], qh[2];
+      B_half((b_row[j] + k) >> 7, d, scales, ql, qh);
+      [[unroll]] for (uint c = 0; c < 4; ++c) {
+        vec2 scale;
+        float offset;
+        uvec4 lo, hi;
+        B_chunk_of_half(c, d, scales, ql, qh, scale, offset, lo, hi);
+        [[unroll]] for (uint t = 0; t < 8; ++t) {
+          const vec4 b = scale[t >> 2] * B_step(t, lo, hi);
+          [[unroll]] for (uint i = 0; i < TM; ++i) acc[i][j] = fma(load_a4(a_row[i] + k + 32 * c + 4 * t), b, acc[i][j]);
+        }
+      }
+    }
+  }
+#elif defined(B_BLOCKS)
   // 32 values at a time: the words that hold each column's chunk once (scales and quants), then
   // the eight steps of four k from registers. Reading four values at a time would load the
   // scales and one or two words per step.

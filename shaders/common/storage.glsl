@@ -275,6 +275,29 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
     const uvec4 pairs = ((qh_lo >> (2u * j)) & 0x03030303u) | ((qh_hi >> (2u * j)) & 0x03030303u) << 2; \
     hi = uvec4(pairs.x | pairs.y << 4, pairs.z | pairs.w << 4, 0u, 0u);                    \
   }                                                                                        \
+  /* Half super-block hb (values 128hb..128hb+127, four chunks) read once: its 64 bytes of ql, \
+     32 of qh, 8 scales and d, which NAME_chunk would read again for every chunk (ql is      \
+     shared by chunks j and j + 2, qh by all four). */                                     \
+  void NAME##_half(uint hb, out float d, out uvec2 scales, out uvec4 ql[4], out uvec4 qh[2]) { \
+    const uint b = (hb >> 1) * 210u, h = hb & 1u;                                          \
+    d = NAME##_d(hb >> 1);                                                                 \
+    NAME##_words8(b + 64u * h, ql[0], ql[1]);                                              \
+    NAME##_words8(b + 64u * h + 32u, ql[2], ql[3]);                                        \
+    NAME##_words8(b + 128u + 32u * h, qh[0], qh[1]);                                       \
+    NAME##_octet(b + 192u + 8u * h, scales.x, scales.y);                                   \
+  }                                                                                        \
+  /* Chunk j (0..3) of a half as NAME_chunk gives it. */                                   \
+  void NAME##_chunk_of_half(uint j, float d, uvec2 scales, uvec4 ql[4], uvec4 qh[2], out vec2 scale, \
+                            out float offset, out uvec4 lo, out uvec4 hi) {                \
+    const uint pair = scales[j >> 1] >> (16u * (j & 1u));                                  \
+    scale = d * vec2(float(int(pair << 24) >> 24), float(int(pair << 16) >> 24));          \
+    offset = 0.0;                                                                          \
+    const uint shift = (j >> 1) * 4u;                                                      \
+    const uvec4 ql_lo = ql[2u * (j & 1u)], ql_hi = ql[2u * (j & 1u) + 1u];                 \
+    lo = ((ql_lo >> shift) & 0x0f0f0f0fu) | ((ql_hi >> shift) & 0x0f0f0f0fu) << 4;         \
+    const uvec4 pairs = ((qh[0] >> (2u * j)) & 0x03030303u) | ((qh[1] >> (2u * j)) & 0x03030303u) << 2; \
+    hi = uvec4(pairs.x | pairs.y << 4, pairs.z | pairs.w << 4, 0u, 0u);                    \
+  }                                                                                        \
   vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
     const uint low = (lo[t & 3u] >> (4u * (t >> 2))) & 0x0f0f0f0fu;                        \
     const uint top = (hi[(t & 3u) >> 1] >> (4u * (t & 1u) + 2u * (t >> 2))) & 0x03030303u; \
