@@ -86,6 +86,25 @@ void main() {
       }
     }
   }
+#elif defined(B_Q4_K) || defined(B_Q5_K)
+  // Q4_K, Q5_K: a pair of chunks (64 values, the low and high nibbles of the same 32 bytes) of one
+  // column at a time, the super-block's header and the pair's words read once for both.
+  for (uint k = 0; k < p.K; k += 64) {
+    [[unroll]] for (uint j = 0; j < TN; ++j) {
+      uvec4 header, ql_lo, ql_hi, h_lo, h_hi;
+      B_pair((b_row[j] + k) >> 6, header, ql_lo, ql_hi, h_lo, h_hi);
+      [[unroll]] for (uint c = 0; c < 2; ++c) {
+        vec2 scale;
+        float offset;
+        uvec4 lo, hi;
+        B_chunk_of_pair((((b_row[j] + k) >> 5) & 7u) + c, header, ql_lo, ql_hi, h_lo, h_hi, scale, offset, lo, hi);
+        [[unroll]] for (uint t = 0; t < 8; ++t) {
+          const vec4 b = scale[t >> 2] * B_step(t, lo, hi) - offset;
+          [[unroll]] for (uint i = 0; i < TM; ++i) acc[i][j] = fma(load_a4(a_row[i] + k + 32 * c + 4 * t), b, acc[i][j]);
+        }
+      }
+    }
+  }
 #elif defined(B_BLOCKS)
   // 32 values at a time: the words that hold each column's chunk once (scales and quants), then
   // the eight steps of four k from registers. Reading four values at a time would load the

@@ -197,22 +197,37 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
   /* A chunk packed as Q4_0 packs a block, so it stays in few registers: word t of lo holds the \
      quants of step t in its low nibbles and of step t + 4 in its high ones; hi.x holds Q5_K's 32 \
      fifth bits, bit 4t + e for value 4t + e. */                                           \
-  void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
-    const uint g = (c >> 3) * (WORDS / 4u), s = c & 7u, q = g + (FIVE ? 3u : 1u) + 2u * (s >> 1); \
+  /* Chunk pair cp (chunks 2cp, 2cp + 1: the low and high nibbles of the same 32 bytes) read     \
+     once: the super-block's header, the pair's quant words, Q5_K's fifth bits. */          \
+  void NAME##_pair(uint cp, out uvec4 header, out uvec4 ql_lo, out uvec4 ql_hi, out uvec4 h_lo, out uvec4 h_hi) { \
+    const uint g = (cp >> 2) * (WORDS / 4u), q = g + (FIVE ? 3u : 1u) + 2u * (cp & 3u);    \
+    header = NAME##_data4[g];                                                              \
+    ql_lo = NAME##_data4[q];                                                               \
+    ql_hi = NAME##_data4[q + 1u];                                                          \
+    h_lo = FIVE ? NAME##_data4[g + 1u] : uvec4(0u);                                        \
+    h_hi = FIVE ? NAME##_data4[g + 2u] : uvec4(0u);                                        \
+  }                                                                                        \
+  /* Sub-block s's chunk from what NAME_pair read. */                                      \
+  void NAME##_chunk_of_pair(uint s, uvec4 header, uvec4 ql_lo, uvec4 ql_hi, uvec4 h_lo, uvec4 h_hi, \
+                            out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
     float sc;                                                                              \
-    NAME##_scale_min(NAME##_data4[g], s, sc, offset);                                      \
+    NAME##_scale_min(header, s, sc, offset);                                               \
     scale = vec2(sc);                                                                      \
     const uint shift = (s & 1u) * 4u;                                                      \
-    const uvec4 ql_lo = NAME##_data4[q], ql_hi = NAME##_data4[q + 1u];                     \
     lo = ((ql_lo >> shift) & 0x0f0f0f0fu) | ((ql_hi >> shift) & 0x0f0f0f0fu) << 4;         \
     hi = uvec4(0u);                                                                        \
     if (FIVE) {                                                                            \
-      const uvec4 h_lo = (NAME##_data4[g + 1u] >> s) & 0x01010101u, h_hi = (NAME##_data4[g + 2u] >> s) & 0x01010101u; \
+      const uvec4 bits_lo = (h_lo >> s) & 0x01010101u, bits_hi = (h_hi >> s) & 0x01010101u; \
       [[unroll]] for (uint t = 0u; t < 4u; ++t) {                                          \
-        hi.x |= ((h_lo[t] * 0x10204080u) >> 28) << (4u * t);                               \
-        hi.x |= ((h_hi[t] * 0x10204080u) >> 28) << (4u * t + 16u);                         \
+        hi.x |= ((bits_lo[t] * 0x10204080u) >> 28) << (4u * t);                            \
+        hi.x |= ((bits_hi[t] * 0x10204080u) >> 28) << (4u * t + 16u);                      \
       }                                                                                    \
     }                                                                                      \
+  }                                                                                        \
+  void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
+    uvec4 header, ql_lo, ql_hi, h_lo, h_hi;                                                \
+    NAME##_pair(c >> 1, header, ql_lo, ql_hi, h_lo, h_hi);                                 \
+    NAME##_chunk_of_pair(c & 7u, header, ql_lo, ql_hi, h_lo, h_hi, scale, offset, lo, hi); \
   }                                                                                        \
   vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
     uint q = (lo[t & 3u] >> (4u * (t >> 2))) & 0x0f0f0f0fu;                                \
