@@ -91,6 +91,31 @@ void main() {
       a_lo[i] = mix(vec4(0.0), a_lo[i], inside);  // a select, not a branch
       a_hi[i] = mix(vec4(0.0), a_hi[i], inside);
     }
+#if defined(B_BLOCKS)
+    // Block formats: the round's two 32-value chunks of each column read once (its scales and
+    // quants), each giving four steps of eight values from registers; load_b8 would read the
+    // block header and quants again every eight values. K is whole chunks, so a chunk past K
+    // (K an odd number of chunks) is clamped to the last one, where A reads as zero.
+    [[unroll]] for (uint half_round = 0; half_round < 2; ++half_round) {
+      const uint chunk = min(k0 + 32 * half_round, p.K - 32);
+      vec2 scale[TN];
+      float offset[TN];
+      uvec4 q_lo[TN], q_hi[TN];
+      [[unroll]] for (uint j = 0; j < TN; ++j) B_chunk((b_row[j] + chunk) >> 5, scale[j], offset[j], q_lo[j], q_hi[j]);
+      [[unroll]] for (uint step = 0; step < 4; ++step) {
+        const uint s = 4 * half_round + step;
+        vec4 b_lo[TN], b_hi[TN];
+        [[unroll]] for (uint j = 0; j < TN; ++j) {
+          b_lo[j] = scale[j][step >> 1] * B_step(2 * step, q_lo[j], q_hi[j]) - offset[j];
+          b_hi[j] = scale[j][step >> 1] * B_step(2 * step + 1, q_lo[j], q_hi[j]) - offset[j];
+        }
+        [[unroll]] for (uint i = 0; i < TM; ++i) {
+          const vec4 lo = subgroupShuffle(a_lo[i], s), hi = subgroupShuffle(a_hi[i], s);
+          [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = fma(hi, b_hi[j], fma(lo, b_lo[j], acc[i][j]));
+        }
+      }
+    }
+#else
     [[unroll]] for (uint s = 0; s < LANES; ++s) {
       const uint k = min(k0 + 8 * s, k_last);
       vec4 b_lo[TN], b_hi[TN];
@@ -100,6 +125,7 @@ void main() {
         [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = fma(hi, b_hi[j], fma(lo, b_lo[j], acc[i][j]));
       }
     }
+#endif
   }
 
   if (col0 >= p.N) return;
