@@ -1,5 +1,6 @@
 #include "ops/matmul.hpp"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -231,11 +232,14 @@ std::string MatrixTiles::name() const {
          std::to_string(frags_n) + "x" + std::to_string(bk);
 }
 
-std::optional<MatrixTiles> matrix_tiles_named(std::string_view name) {
-  uint32_t v[5];
+namespace {
+// N positive numbers of at most 4 digits separated by 'x' ("2x2x4x4x32"), or nullopt.
+template <size_t N>
+std::optional<std::array<uint32_t, N>> numbers_by_x(std::string_view name) {
+  std::array<uint32_t, N> v{};
   size_t at = 0;
-  for (int i = 0; i < 5; ++i) {
-    const size_t end = i < 4 ? name.find('x', at) : name.size();
+  for (size_t i = 0; i < N; ++i) {
+    const size_t end = i + 1 < N ? name.find('x', at) : name.size();
     if (end == std::string_view::npos || end == at || end - at > 4) return std::nullopt;
     uint32_t x = 0;
     for (char c : name.substr(at, end - at)) {
@@ -246,7 +250,21 @@ std::optional<MatrixTiles> matrix_tiles_named(std::string_view name) {
     v[i] = x;
     at = end + 1;
   }
-  return MatrixTiles{v[0], v[1], v[2], v[3], v[4]};
+  return v;
+}
+
+// What no device takes for the vector kernel: a workgroup that is not a power of two from 16 (its
+// shared-memory tree), more than 4 columns (8 rows x 4 columns x 2 + 8 sums per 4 invocations stay
+// within 32 KiB at 256 invocations).
+bool vector_shape_possible(const VectorTiles& t) {
+  return t.workgroup >= 16 && (t.workgroup & (t.workgroup - 1)) == 0 && t.cols >= 1 && t.cols <= 4;
+}
+}  // namespace
+
+std::optional<MatrixTiles> matrix_tiles_named(std::string_view name) {
+  const auto v = numbers_by_x<5>(name);
+  if (!v) return std::nullopt;
+  return MatrixTiles{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
 }
 
 std::string VectorTiles::name() const {
@@ -255,21 +273,9 @@ std::string VectorTiles::name() const {
 
 std::optional<VectorTiles> vector_tiles_named(std::string_view name) {
   if (name == "auto") return VectorTiles{};
-  const size_t x = name.find('x');
-  if (x == std::string_view::npos) return std::nullopt;
-  const auto number = [](std::string_view digits) -> std::optional<uint32_t> {
-    if (digits.empty() || digits.size() > 4) return std::nullopt;
-    uint32_t v = 0;
-    for (char c : digits) {
-      if (c < '0' || c > '9') return std::nullopt;
-      v = v * 10 + uint32_t(c - '0');
-    }
-    return v ? std::optional<uint32_t>(v) : std::nullopt;
-  };
-  const auto workgroup = number(name.substr(0, x)), cols = number(name.substr(x + 1));
-  // What every device would refuse: a workgroup that is not a power of two from 16, more than 4 columns.
-  if (!workgroup || !cols || *workgroup < 16 || (*workgroup & (*workgroup - 1)) || *cols > 4) return std::nullopt;
-  return VectorTiles{*workgroup, *cols};
+  const auto v = numbers_by_x<2>(name);
+  if (!v || !vector_shape_possible({(*v)[0], (*v)[1]})) return std::nullopt;
+  return VectorTiles{(*v)[0], (*v)[1]};
 }
 
 std::optional<MatmulKernel> matmul_kernel_named(std::string_view name) {
@@ -346,15 +352,12 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
     v = vector_tiles;
     if (!v.workgroup) v.workgroup = element_traits(b).block_elements > 1 ? kVectorBlockWorkgroup : kVectorWorkgroup;
     if (!v.cols) v.cols = kVectorCols;
-    // A power of two for the shared-memory tree; at most 4 columns keeps the sums' shared array
-    // (8 rows x 4 columns x 2 + 8 sums per 4 invocations) within 32 KiB at 256 invocations.
-    if (v.workgroup < 16 || (v.workgroup & (v.workgroup - 1)) || v.workgroup > device.caps().max_workgroup_invocations ||
-        v.workgroup > device.caps().max_workgroup_size[0] || v.cols > 4)
+    if (!vector_shape_possible(v) || v.workgroup > device.caps().max_workgroup_invocations ||
+        v.workgroup > device.caps().max_workgroup_size[0])
       throw Error("matmul: vector tiles " + v.name() + " need a workgroup of a power of two from 16 to " +
                   std::to_string(std::min(device.caps().max_workgroup_invocations, device.caps().max_workgroup_size[0])) +
                   " invocations and 1 to 4 columns");
     for (uint32_t rows = 1; rows <= kMaxVectorRows; ++rows) vector_[rows - 1] = &vector_pipeline(rows, {});
-
   }
   if (kernel == MatmulKernel::Lanes) {
     const uint32_t spec[] = {kLanesRows, kLanesCols};

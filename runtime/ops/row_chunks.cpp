@@ -42,19 +42,15 @@ void record_matmul_chunks(const Matmul& matmul, vk::CommandStream& stream, Matmu
                           const RowChunks* glu_up) {
   const uint32_t ldc = args.ldc ? args.ldc : args.n, c_offset = args.c_offset, bias_offset = args.bias_offset;
   const std::vector<RowChunk>& chunks = b.chunks();
-  if (glu_up && (glu_up->chunks().size() != chunks.size() || glu_up->rows() != b.rows()))
+  const auto same_rows = [](const RowChunk& x, const RowChunk& y) { return x.first_row == y.first_row && x.rows == y.rows; };
+  if (glu_up && !std::equal(chunks.begin(), chunks.end(), glu_up->chunks().begin(), glu_up->chunks().end(), same_rows))
     throw Error("matmul: the up weights are not chunked as the gate's (they must have the same shape and type)");
   for (size_t i = 0; i < chunks.size(); ++i) {
     const RowChunk& chunk = chunks[i];
     MatmulArgs part = args;
     part.n = chunk.rows;
     part.b = vk::BufferRange::whole(chunk.buffer);
-    if (glu_up) {
-      const RowChunk& up = glu_up->chunks()[i];
-      if (up.first_row != chunk.first_row || up.rows != chunk.rows)
-        throw Error("matmul: the up weights are not chunked as the gate's (they must have the same shape and type)");
-      part.glu_up = vk::BufferRange::whole(up.buffer);
-    }
+    if (glu_up) part.glu_up = vk::BufferRange::whole(glu_up->chunks()[i].buffer);
     part.b_offset = 0;
     part.ldc = ldc;
     part.c_offset = c_offset + chunk.first_row;

@@ -275,6 +275,14 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
       hi[t] = even ? r[t + 4u] : (r[t + 4u] >> 16) | (r[t + 5u] << 16);                    \
     }                                                                                      \
   }                                                                                        \
+  /* Chunk j of a half (0..3) from its 32 bytes of ql and the half's 32 bytes of qh, packed as \
+     NAME_chunk gives them (below). */                                                     \
+  void NAME##_pack(uint j, uvec4 ql_lo, uvec4 ql_hi, uvec4 qh_lo, uvec4 qh_hi, out uvec4 lo, out uvec4 hi) { \
+    const uint shift = (j >> 1) * 4u;                                                      \
+    lo = ((ql_lo >> shift) & 0x0f0f0f0fu) | ((ql_hi >> shift) & 0x0f0f0f0fu) << 4;         \
+    const uvec4 pairs = ((qh_lo >> (2u * j)) & 0x03030303u) | ((qh_hi >> (2u * j)) & 0x03030303u) << 2; \
+    hi = uvec4(pairs.x | pairs.y << 4, pairs.z | pairs.w << 4, 0u, 0u);                    \
+  }                                                                                        \
   /* Packed to stay in few registers: word t of lo holds the low nibbles of step t (low) and \
      t + 4 (high); hi.x and hi.y hold the top bit pairs of steps 0, 1, 4, 5 and 2, 3, 6, 7. */ \
   void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
@@ -285,10 +293,7 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
     uvec4 ql_lo, ql_hi, qh_lo, qh_hi;                                                      \
     NAME##_words8(b + 64u * h + 32u * (j & 1u), ql_lo, ql_hi);                             \
     NAME##_words8(b + 128u + 32u * h, qh_lo, qh_hi);                                       \
-    const uint shift = (j >> 1) * 4u;                                                      \
-    lo = ((ql_lo >> shift) & 0x0f0f0f0fu) | ((ql_hi >> shift) & 0x0f0f0f0fu) << 4;         \
-    const uvec4 pairs = ((qh_lo >> (2u * j)) & 0x03030303u) | ((qh_hi >> (2u * j)) & 0x03030303u) << 2; \
-    hi = uvec4(pairs.x | pairs.y << 4, pairs.z | pairs.w << 4, 0u, 0u);                    \
+    NAME##_pack(j, ql_lo, ql_hi, qh_lo, qh_hi, lo, hi);                                    \
   }                                                                                        \
   /* Half super-block hb (values 128hb..128hb+127, four chunks) read once: its 64 bytes of ql, \
      32 of qh, 8 scales and d, which NAME_chunk would read again for every chunk (ql is      \
@@ -307,11 +312,7 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
     const uint pair = scales[j >> 1] >> (16u * (j & 1u));                                  \
     scale = d * vec2(float(int(pair << 24) >> 24), float(int(pair << 16) >> 24));          \
     offset = 0.0;                                                                          \
-    const uint shift = (j >> 1) * 4u;                                                      \
-    const uvec4 ql_lo = ql[2u * (j & 1u)], ql_hi = ql[2u * (j & 1u) + 1u];                 \
-    lo = ((ql_lo >> shift) & 0x0f0f0f0fu) | ((ql_hi >> shift) & 0x0f0f0f0fu) << 4;         \
-    const uvec4 pairs = ((qh[0] >> (2u * j)) & 0x03030303u) | ((qh[1] >> (2u * j)) & 0x03030303u) << 2; \
-    hi = uvec4(pairs.x | pairs.y << 4, pairs.z | pairs.w << 4, 0u, 0u);                    \
+    NAME##_pack(j, ql[2u * (j & 1u)], ql[2u * (j & 1u) + 1u], qh[0], qh[1], lo, hi);       \
   }                                                                                        \
   vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
     const uint low = (lo[t & 3u] >> (4u * (t >> 2))) & 0x0f0f0f0fu;                        \
