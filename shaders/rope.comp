@@ -5,11 +5,11 @@
 // constant: one recording serves every position.
 // cos and sin come from a host-computed table (double precision, attention factor folded in):
 // GPU sin/cos are only specified to ~2^-11 and pos * theta in fp32 loses 1e-5 rad long before
-// the context lengths that matter. Pairs are (i, i + d/2) for neox, (2i, 2i + 1) for interleaved;
-// dims >= rotary_dim pass through.
+// the context lengths that matter. The rotation itself is common/rope.glsl's.
 //! variant f32
 //! variant f16 -DX_F16
 #extension GL_GOOGLE_include_directive : require
+#include "common/rope.glsl"
 #include "common/storage.glsl"
 
 layout(local_size_x = 128) in;  // kFlatWorkgroup (ops/dispatch_grid.hpp): every device has 128
@@ -29,6 +29,7 @@ DECLARE_F32_INPUT(0, X)
 layout(std430, binding = 1) readonly buffer Table { vec2 cos_sin[]; };  // [position][rotary_dim / 2]
 layout(std430, binding = 2) writeonly buffer Out { float out_data[]; };
 layout(std430, binding = 3) readonly buffer Position { uint open; };
+DECLARE_ROPE(X)
 
 void main() {
   const uint row_elems = p.heads * p.head_dim;
@@ -38,23 +39,6 @@ void main() {
   const uint within = e % row_elems;
   const uint d = within % p.head_dim;
   const uint in_base = (p.x_token0 + t) * row_elems + within - d;  // start of this head's vector
-  const float x = load_X(in_base + d);
-  float y = x;
-  if (d < p.rotary_dim) {
-    const uint half_dim = p.rotary_dim / 2;
-    uint pair, partner;
-    float sign;  // out = x * cos + sign * x_partner * sin
-    if (p.interleaved != 0u) {
-      pair = d / 2;
-      partner = d ^ 1u;
-      sign = (d & 1u) == 0u ? -1.0 : 1.0;
-    } else {
-      pair = d % half_dim;
-      partner = d < half_dim ? d + half_dim : d - half_dim;
-      sign = d < half_dim ? -1.0 : 1.0;
-    }
-    const vec2 cs = cos_sin[(open + t) * half_dim + pair];
-    y = x * cs.x + sign * load_X(in_base + partner) * cs.y;
-  }
+  const float y = rope_X(in_base, d, open + t, p.rotary_dim, p.interleaved);
   out_data[(p.out_at_open * open + t) * row_elems + within] = y;
 }

@@ -22,10 +22,11 @@ StreamInputs random_stream(const AttentionShape& shape, int64_t tokens, uint32_t
 }
 
 StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& options, ElementType input, int64_t chunk,
-                              ops::AttentionKernel kernel) {
+                              ops::AttentionKernel kernel, bool fuse_decode) {
   vk::Device& dev = device();
   const AttentionShape& s = in.shape;
   ops::InfiniAttentionLayer layer(dev, s, options, input, in.beta, kernel);
+  layer.fuse_decode_steps(fuse_decode);
   vk::Buffer q = ops::upload_tensor(dev, in.q, input, "Q");
   vk::Buffer k = ops::upload_tensor(dev, in.k, input, "K");
   vk::Buffer v = ops::upload_tensor(dev, in.v, input, "V");
@@ -39,6 +40,7 @@ StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& optio
   StreamResult result;
   result.kernel = layer.attention_kernel();
   result.memory_kernel = layer.memory_kernel();
+  result.fused_decode = layer.fuses_decode_steps();
   result.out.reserve(size_t(in.tokens) * row);
   int64_t done = 0;
   while (done < in.tokens) {

@@ -136,6 +136,45 @@ TEST_CASE_METHOD(GpuTest, "GPU decode splits the keys over workgroups and matche
   check_against_reference(random_stream({16, 4, 32, 80}, 300 + 21, 77), o, t, 1, AttentionKernel::Tiled);
 }
 
+TEST_CASE_METHOD(GpuTest, "GPU decode does its RoPE, cache append and merge in the attention's pass",
+                 "[gpu][layer][rope]") {
+  // attention_decode.comp's fresh variants rotate the query and the piece's own keys as they read
+  // them, append the piece to the caches themselves and merge the split keys in the last
+  // workgroup of each head: pieces of 1 and 2 tokens (a segment of 23 ends some pieces early),
+  // both RoPE layouts (interleaved with a partial rotary dim), f32 and f16 inputs, the first
+  // segment local and mixed (plain and gated merges), against the float64 layer and against the
+  // separate steps. M and z after the stream come from the raw K and V the pass appended.
+  const ElementType t = GENERATE(ElementType::F32, ElementType::F16);
+  const int64_t chunk = GENERATE(1, 2);
+  const rope::RopeLayout layout = GENERATE(rope::RopeLayout::Neox, rope::RopeLayout::Interleaved);
+  InfiniOptions o = options_with(23);
+  o.first_segment = layout == rope::RopeLayout::Interleaved ? FirstSegment::Local : FirstSegment::Mix;
+  o.rope.layout = layout;
+  o.rope.rotary_dim = layout == rope::RopeLayout::Interleaved ? 16 : 0;
+  INFO(element_name(t) << " pieces of " << chunk << " " << rope::rope_layout_name(layout));
+  const StreamInputs in = random_stream({8, 2, 32, 48}, 2 * 23 + 9, 19);
+  const StreamResult fused = run_device_layer(in, o, t, chunk, AttentionKernel::Tiled);
+  const StreamResult apart = run_device_layer(in, o, t, chunk, AttentionKernel::Tiled, false);
+  const ReferenceResult want = run_reference_layer(in, o, t);
+  CHECK(fused.fused_decode);
+  CHECK_FALSE(apart.fused_decode);
+  CHECK(fused.guard_violations == 0);
+  CHECK(err(fused.out, want.out) <= tolerance(t));
+  CHECK(err(fused.memory, want.memory) <= tolerance(t));
+  CHECK(err(fused.norm, want.norm) <= tolerance(t));
+  CHECK(err(fused.out, apart.out) <= 1e-12);
+  CHECK(err(fused.memory, apart.memory) <= 1e-12);
+}
+
+TEST_CASE_METHOD(GpuTest, "GPU decode keeps RoPE and the append apart for f16 rows of an odd length", "[gpu][layer]") {
+  // The fused pass copies f16 rows as whole words: a row of V of 17 values would start mid-word.
+  const StreamInputs in = random_stream({2, 1, 30, 17}, 20, 23);
+  const StreamResult got = run_device_layer(in, options_with(9), ElementType::F16, 1, AttentionKernel::Tiled);
+  CHECK_FALSE(got.fused_decode);
+  CHECK(err(got.out, run_reference_layer(in, options_with(9), ElementType::F16).out) <= tolerance(ElementType::F16));
+  CHECK(run_device_layer(in, options_with(9), ElementType::F32, 1, AttentionKernel::Tiled).fused_decode);
+}
+
 TEST_CASE_METHOD(GpuTest, "a stream gives the same output in one call, per segment and per token", "[gpu][layer]") {
   // The f32 kernels, where splitting changes only the order of sums: the matrix ones round to f16
   // and hand single tokens to the f32 decode kernel.

@@ -261,7 +261,8 @@ TEST_CASE_METHOD(GpuTest, "a quantized model runs as the reference on its dequan
 // and the FFN's gate, up and SwiGLU run inside the projections' passes. The logits stay the
 // reference's, for one-row pieces and pieces of 3; each layer of a one-row piece has 4 dispatches
 // and 3 barriers fewer than on the register kernel, which keeps them apart (qwen2's 3 bias adds
-// and the barrier before them too), and the final norm runs in the logits' pass.
+// and the barrier before them too), and the final norm runs in the logits' pass. With the tiled
+// attention, RoPE and the cache appends join the attention's pass as well.
 TEST_CASE_METHOD(GpuTest, "decode with the block's small steps inside the projections runs as the reference",
                  "[gpu][model][gguf]") {
   const std::string file = GENERATE("llama", "qwen2", "qwen3", "llama q4_k_m");
@@ -282,11 +283,14 @@ TEST_CASE_METHOD(GpuTest, "decode with the block's small steps inside the projec
   const model::LlamaWeights weights = model::load_llama(gguf);
   const std::vector<int32_t> ids = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12};
   const std::vector<double> want = model::LlamaReference(weights, weights.config.infini).prefill(ids);
-  auto decode = [&](ops::MatmulKernel kernel, uint32_t piece, model::StageProfile* profile, ops::VectorTiles vt = {}) {
+  auto decode = [&](ops::MatmulKernel kernel, uint32_t piece, model::StageProfile* profile, ops::VectorTiles vt = {},
+                    ops::AttentionKernel attention = ops::AttentionKernel::Auto, bool fused_steps = true) {
     RunnerOptions o;
     o.infini = weights.config.infini;
     o.matmul_kernel = kernel;
     o.vector_tiles = vt;
+    o.kernel = attention;
+    o.fused_steps = fused_steps;
     LlamaRunner runner(dev(), weights, o);
     std::vector<float> logits;
     for (size_t at = 0; at < ids.size(); at += piece) {
@@ -306,6 +310,18 @@ TEST_CASE_METHOD(GpuTest, "decode with the block's small steps inside the projec
   const int64_t tokens = int64_t(ids.size()), steps = tokens * ro.layers, biases = ro.arch == "qwen2" ? 1 : 0;
   CHECK(apart.dispatches - fused.dispatches == steps * (4 + 3 * biases) + tokens);
   CHECK(apart.barriers - fused.barriers == steps * (3 + biases) + tokens);
+  // With the tiled attention (GPUs' choice) decode's RoPE of Q and K, the appends of K and V and
+  // the merge of the split keys run inside the attention's pass too: 5 dispatches and 2 barriers
+  // fewer per layer and token.
+  model::StageProfile tiled_fused, tiled_apart;
+  CHECK(err(decode(ops::MatmulKernel::Vector, 1, &tiled_fused, {}, ops::AttentionKernel::Tiled), want) <= 1e-4);
+  CHECK(err(decode(ops::MatmulKernel::Vector, 1, &tiled_apart, {}, ops::AttentionKernel::Tiled, false), want) <= 1e-4);
+  CHECK(tiled_apart.dispatches - tiled_fused.dispatches == steps * (9 + 3 * biases) + tokens);
+  // At a segment's end the delta rule's retrieval reads the caches that the fused pass has just
+  // written, so it waits a barrier there; apart, it ran beside the merge.
+  const InfiniOptions& io = weights.config.infini;
+  const int64_t delta_waits = io.memory && io.update == UpdateRule::Delta ? tokens / ro.segment * ro.layers : 0;
+  CHECK(tiled_apart.barriers - tiled_fused.barriers == steps * (5 + biases) + tokens - delta_waits);
 }
 
 }  // namespace

@@ -204,6 +204,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
     Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.vector_tiles);
     layer.attention =
         std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32, beta, options.kernel);
+    layer.attention->fuse_decode_steps(options.fused_steps);
   }
   if (has_head()) {
     output_norm_ = std::make_unique<vk::Buffer>(upload_f32(device, weights.output_norm));

@@ -33,7 +33,8 @@ struct RunnerOptions {
   uint32_t max_piece = kDefaultMaxPiece;  // most tokens recorded in one submission (bounds scratch memory)
   ops::AttentionKernel kernel = ops::AttentionKernel::Auto;
   // The projections' kernel. Decode rows on the vector kernel (GPUs' choice under Auto) also do
-  // the norms, the SwiGLU and the biases in the projections' own passes.
+  // the norms, the SwiGLU and the biases in the projections' own passes; on the tiled attention
+  // family (also GPUs' choice) decode does its RoPE and cache append in the attention's pass.
   ops::MatmulKernel matmul_kernel = ops::MatmulKernel::Auto;
   ops::VectorTiles vector_tiles;  // the shape of the vector kernel (decode on GPUs); zeros: its defaults
   bool fused_steps = true;  // false: those steps stay separate dispatches (to measure what fusing saves)

@@ -16,7 +16,11 @@
 #include "spirv/attention_decode_merge_gate_f32.h"
 #include "spirv/attention_decode_merge_plain.h"
 #include "spirv/attention_decode_v16.h"
+#include "spirv/attention_decode_v16_fresh_merge.h"
+#include "spirv/attention_decode_v16_fresh_merge_gate.h"
 #include "spirv/attention_decode_v32.h"
+#include "spirv/attention_decode_v32_fresh_merge.h"
+#include "spirv/attention_decode_v32_fresh_merge_gate.h"
 #include "spirv/attention_rows_v16.h"
 #include "spirv/attention_rows_v32.h"
 #include "spirv/attention_segment_v16.h"
@@ -46,6 +50,8 @@ struct AttentionPush {
 struct DecodePush {
   uint32_t q_rows, heads_q, heads_kv, head_dim, value_dim, splits, keys_per_split;
   float scale;
+  uint32_t rotary_dim, interleaved, q_token0, k_token0, v_token0;  // the fresh variants
+  uint32_t gate_local;                                             // the merging ones with the gate
 };
 struct DecodeMergePush {
   uint32_t heads_q, value_dim, splits;
@@ -233,6 +239,23 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     attention_decode_ = &pipelines.get(
         f16 ? vk::KernelSource{"attention_decode_v16", spirv::attention_decode_v16, 5, sizeof(DecodePush)}
             : vk::KernelSource{"attention_decode_v32", spirv::attention_decode_v32, 5, sizeof(DecodePush)});
+    // The variant that also does the piece's RoPE and cache append copies f16 rows as words.
+    const bool whole_words = !f16 || (shape.heads_kv * shape.head_dim % 2 == 0 && shape.heads_kv * shape.value_dim % 2 == 0);
+    // The merging ones use device-scope barriers, invalid where the memory model is on without
+    // device scope (vk/device.cpp turns it on only for the NV matrix kernels).
+    const bool device_scope = !caps.vulkan_memory_model || caps.vulkan_memory_model_device_scope;
+    if (whole_words && device_scope) {
+      constexpr uint32_t push = sizeof(DecodePush);
+      attention_decode_merged_ = &pipelines.get(
+          f16 ? vk::KernelSource{"attention_decode_v16_fresh_merge", spirv::attention_decode_v16_fresh_merge, 11, push}
+              : vk::KernelSource{"attention_decode_v32_fresh_merge", spirv::attention_decode_v32_fresh_merge, 11, push});
+      attention_decode_merged_gate_ = &pipelines.get(
+          f16 ? vk::KernelSource{"attention_decode_v16_fresh_merge_gate", spirv::attention_decode_v16_fresh_merge_gate, 14, push}
+              : vk::KernelSource{"attention_decode_v32_fresh_merge_gate", spirv::attention_decode_v32_fresh_merge_gate, 14,
+                                 push});
+      arrivals_ = std::make_unique<vk::Buffer>(device, uint64_t(kSplitMaxRows) * uint64_t(shape.heads_q) * 4,
+                                               vk::MemoryUse::DeviceLocal, "decode arrivals");
+    }
     constexpr uint32_t merge_push = sizeof(DecodeMergePush);
     attention_merge_ = &pipelines.get({"attention_decode_merge_plain", spirv::attention_decode_merge_plain, 2, merge_push});
     attention_merge_gate_ = &pipelines.get(
@@ -277,6 +300,7 @@ MemoryKernel InfiniAttentionLayer::memory_kernel() const noexcept { return memor
 void InfiniAttentionLayer::record_reset(vk::CommandStream& stream) {
   stream.fill(vk::BufferRange::whole(m_), 0);
   stream.fill(vk::BufferRange::whole(z_), 0);
+  if (arrivals_) stream.fill(vk::BufferRange::whole(*arrivals_), 0);  // each merging pass leaves it 0 too
   open_ = 0;
   segments_written_ = 0;
 }
@@ -362,17 +386,23 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   if (!position) stream.fill(whole(position_), open_);
   const vk::Buffer& pos = position ? *position : position_;
 
+  const uint32_t interleaved = options_.rope.layout == rope::RopeLayout::Interleaved ? 1u : 0u;
+  const bool decode = tokens <= kSplitMaxRows;
+  // Decode on GPUs does 1. in the attention's own pass (attention_decode.comp's FRESH).
+  const bool fresh = decode && fuses_decode_steps();
+
   // 1. RoPE: Q into scratch, K appended to the segment's rotated-K cache.
   auto rope = [&](TokenRows x, uint32_t heads, const vk::Buffer& dst, bool at_open) {
-    const RopePush push{tokens, heads, d, rotary_dim_, options_.rope.layout == rope::RopeLayout::Interleaved ? 1u : 0u,
-                        x.token0, at_open ? 1u : 0u};
+    const RopePush push{tokens, heads, d, rotary_dim_, interleaved, x.token0, at_open ? 1u : 0u};
     stream.dispatch(*rope_,
                     {{whole(*x.buffer), vk::Access::Read}, {whole(rope_table_), vk::Access::Read},
                      {whole(dst), vk::Access::Write}, {whole(pos), vk::Access::Read}},
                     push, grid_1d(elements(tokens, int(heads), int(d)), kFlatWorkgroup, device_.caps()));
   };
-  rope(q, hq, qr_, false);
-  rope(k, hkv, cache_kr_, true);
+  if (!fresh) {
+    rope(q, hq, qr_, false);
+    rope(k, hkv, cache_kr_, true);
+  }
   // Raw K and V join the cache for the memory write at the end of the segment.
   auto append = [&](TokenRows x, uint32_t row_values, const vk::Buffer& cache) {
     const AppendPush push{tokens, row_values, x.token0};
@@ -382,38 +412,59 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
                      {whole(pos), vk::Access::Read}},
                     push, grid_1d(es == 2 ? values / 2 + 1 : values, kFlatWorkgroup, device_.caps()));
   };
-  append(k, hkv * d, cache_k_);
-  append(v, hkv * dv, cache_v_);
+  if (!fresh) {
+    append(k, hkv * d, cache_k_);
+    append(v, hkv * dv, cache_v_);
+  }
 
   // 2. Causal attention over the segment so far, and 3. the memory read and gate. The first
   //    segment reads M = 0 (so A = (1-g) A_dot, "mix") unless the "local" convention asks for
   //    plain A_dot there.
   const float scale = float(1.0 / std::sqrt(double(d)));
-  const bool decode = tokens <= kSplitMaxRows;
   const bool first = segments_written_ == 0;
   const bool gate = options_.memory && !(first && options_.first_segment == FirstSegment::Local);
   const uint32_t gate_local = options_.gate_sign == GateSign::Local ? 1u : 0u;
   if (decode && attention_decode_) {
-    const DecodePush push{tokens, hq, hkv, d, dv, decode_splits_, decode_keys_per_split_, scale};
-    stream.dispatch(*attention_decode_,
-                    {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
-                     {whole(cache_v_), vk::Access::Read}, {whole(*decode_parts_), vk::Access::Write},
-                     {whole(pos), vk::Access::Read}},
-                    push, {decode_splits_, hq, tokens});
-    // The merge does the memory's read and gate in its pass (no launch or barrier of their own).
-    const DecodeMergePush merge{hq, dv, decode_splits_, hkv, d, q.token0, gate_local};
-    if (gate)
-      stream.dispatch(*attention_merge_gate_,
-                      {{whole(*decode_parts_), vk::Access::Read},
-                       {whole(out), vk::Access::Write},
-                       {whole(*q.buffer), vk::Access::Read},
-                       {whole(m_), vk::Access::Read},
-                       {whole(z_), vk::Access::Read},
-                       {whole(beta_), vk::Access::Read}},
-                      merge, {1, hq, tokens});
-    else
-      stream.dispatch(*attention_merge_, {{whole(*decode_parts_), vk::Access::Read}, {whole(out), vk::Access::Write}},
-                      merge, {1, hq, tokens});
+    const DecodePush push{tokens,      hq,          hkv,      d,        dv,       decode_splits_, decode_keys_per_split_,
+                          scale,       rotary_dim_, interleaved, q.token0, k.token0, v.token0, gate_local};
+    if (fresh) {
+      // RoPE, the append, the attention and the merge (with the memory's read and gate) in one pass.
+      std::vector<vk::Binding> bindings = {{whole(*q.buffer), vk::Access::Read},
+                                           {whole(cache_kr_), vk::Access::ReadWrite},
+                                           {whole(cache_v_), vk::Access::ReadWrite},
+                                           {whole(*decode_parts_), vk::Access::ReadWrite},
+                                           {whole(pos), vk::Access::Read},
+                                           {whole(rope_table_), vk::Access::Read},
+                                           {whole(*k.buffer), vk::Access::Read},
+                                           {whole(*v.buffer), vk::Access::Read},
+                                           {whole(cache_k_), vk::Access::ReadWrite},
+                                           {whole(out), vk::Access::Write},
+                                           {whole(*arrivals_), vk::Access::ReadWrite}};
+      if (gate)
+        bindings.insert(bindings.end(), {{whole(m_), vk::Access::Read}, {whole(z_), vk::Access::Read}, {whole(beta_), vk::Access::Read}});
+      stream.dispatch(gate ? *attention_decode_merged_gate_ : *attention_decode_merged_, bindings, &push, sizeof(push),
+                      {decode_splits_, hq, tokens});
+    } else {
+      stream.dispatch(*attention_decode_,
+                      {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
+                       {whole(cache_v_), vk::Access::Read}, {whole(*decode_parts_), vk::Access::Write},
+                       {whole(pos), vk::Access::Read}},
+                      push, {decode_splits_, hq, tokens});
+      // The merge does the memory's read and gate in its pass (no launch or barrier of their own).
+      const DecodeMergePush merge{hq, dv, decode_splits_, hkv, d, q.token0, gate_local};
+      if (gate)
+        stream.dispatch(*attention_merge_gate_,
+                        {{whole(*decode_parts_), vk::Access::Read},
+                         {whole(out), vk::Access::Write},
+                         {whole(*q.buffer), vk::Access::Read},
+                         {whole(m_), vk::Access::Read},
+                         {whole(z_), vk::Access::Read},
+                         {whole(beta_), vk::Access::Read}},
+                        merge, {1, hq, tokens});
+      else
+        stream.dispatch(*attention_merge_, {{whole(*decode_parts_), vk::Access::Read}, {whole(out), vk::Access::Write}},
+                        merge, {1, hq, tokens});
+    }
   } else {
     const AttentionPush attn{tokens, hq, hkv, d, dv, scale};
     const bool split = decode && attention_split_;

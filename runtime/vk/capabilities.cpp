@@ -281,6 +281,7 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
                           has(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   c.cooperative_matrix_khr = has("VK_KHR_cooperative_matrix");
   c.vulkan_memory_model = memory_model.vulkanMemoryModel;
+  c.vulkan_memory_model_device_scope = memory_model.vulkanMemoryModelDeviceScope;
   c.cooperative_matrix_nv = matrix_nv_ext && matrix_nv.cooperativeMatrix && instance;
   if (c.cooperative_matrix_nv) c.cooperative_matrix_nv = probe_matrix_shapes_nv(instance, device, c.matrix_shapes);
   c.memory_budget = has(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);

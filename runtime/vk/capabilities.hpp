@@ -62,6 +62,7 @@ struct Capabilities {
   bool cooperative_matrix_nv = false;
   std::vector<MatrixShape> matrix_shapes;
   bool vulkan_memory_model = false;  // Vulkan 1.2's vulkanMemoryModel (the NV matrix kernels use it)
+  bool vulkan_memory_model_device_scope = false;  // its device-scope barriers (vulkanMemoryModelDeviceScope)
   bool timeline_semaphore = false;
   bool memory_budget = false;  // VK_EXT_memory_budget: free device memory can be asked for
   // Memory shared with another device (pipeline hand-offs, vk/shared_buffer.hpp):

@@ -26,6 +26,11 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
   }
   if (options.discrete_memory) caps_.unified_memory = false;
   if (options.profile) apply_device_profile(caps_, *options.profile);
+  // The Vulkan memory model only for the kernels that need it (the NV matrix ones): with it on,
+  // a kernel's device-scope barriers also need vulkanMemoryModelDeviceScope, which some drivers
+  // (lavapipe among them) lack, and the GLSL kernels' barriers and atomics are device-scope.
+  caps_.vulkan_memory_model = caps_.vulkan_memory_model && caps_.cooperative_matrix_nv;
+  caps_.vulkan_memory_model_device_scope = caps_.vulkan_memory_model && caps_.vulkan_memory_model_device_scope;
 
   // Enable only what caps_ says (the device's features, lowered by a profile); the pipeline cache
   // refuses kernels that need more. Below Vulkan 1.2 the features come through the extensions
@@ -48,6 +53,7 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     f12.shaderInt8 = caps_.shader_int8;
     f12.timelineSemaphore = caps_.timeline_semaphore;
     f12.vulkanMemoryModel = caps_.vulkan_memory_model;
+    f12.vulkanMemoryModelDeviceScope = caps_.vulkan_memory_model_device_scope;
     chain(f12);
   } else {
     if (caps_.storage_buffer_8bit) {

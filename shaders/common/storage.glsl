@@ -20,6 +20,18 @@
     return (i & 1u) != 0u ? pair.y : pair.x;                                               \
   }
 
+// The same for a buffer the kernel also writes (NAME_data[] as words or floats).
+#define DECLARE_F32_BUFFER(BINDING, NAME)                                                  \
+  layout(std430, binding = BINDING) buffer NAME##Buffer { float NAME##_data[]; };          \
+  float load_##NAME(uint i) { return NAME##_data[i]; }
+
+#define DECLARE_F16_BUFFER(BINDING, NAME)                                                  \
+  layout(std430, binding = BINDING) buffer NAME##Buffer { uint NAME##_data[]; };           \
+  float load_##NAME(uint i) {                                                              \
+    const vec2 pair = unpackHalf2x16(NAME##_data[i >> 1]);                                 \
+    return (i & 1u) != 0u ? pair.y : pair.x;                                               \
+  }
+
 // Four signed bytes of a word, low byte first.
 vec4 int8x4_to_vec4(uint w) { return vec4(ivec4(int(w << 24), int(w << 16), int(w << 8), int(w)) >> 24); }
 // The low nibbles of a word's four bytes, low byte first, less 8 (Q4_0's offset).
