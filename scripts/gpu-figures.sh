@@ -26,7 +26,7 @@ for shape in "--n 5632 --k 2048" "--n 2048 --k 5632" "--n 32000 --k 2048"; do
   $infini bench --workload peak_fma,bandwidth,matmul --m 1 $shape --dtype f32-f16 --matmul-kernel auto,tiled \
     --vector-tiles $vector_tiles --repeat 20
 done
-step "155M: prefill 512, decode 128 (greedy, argmax on the device), with the norms, SwiGLU and biases inside the projections and apart, and in two other vector-kernel shapes"
+step "155M: prefill 512, decode 128 (greedy, argmax on the device), with the norms, SwiGLU and biases inside the projections and RoPE, the append and the merge inside the attention, and all apart, and in two other vector-kernel shapes"
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles 256x2,128x4
 

@@ -170,7 +170,7 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_option("--attention-kernel", args->attention_kernels, "attention, and model (its attention layers): kernels to time in the same run: auto, tiled, rows, coopmat (matrix units), coopmat-emulated (slow)")
           ->capture_default_str();
-      app.add_option("--fused-steps", args->fused_steps, "model: on, off or both: decode on the vector kernel runs the norms, the SwiGLU and the biases inside the projections' passes, or as dispatches of their own (timed in the same run)")
+      app.add_option("--fused-steps", args->fused_steps, "model: on, off or both: decode on the vector kernel runs the norms, the SwiGLU and the biases inside the projections' passes, and on the tiled attention RoPE, the cache append and the merge inside the attention's, or all as dispatches of their own (timed in the same run)")
           ->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")
