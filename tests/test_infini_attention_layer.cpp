@@ -5,7 +5,10 @@
 #include "gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/infini_attention_layer.hpp"
+#include "spirv/attention_decode_v32_fresh_merge_gate.h"
 #include "util/nmse.hpp"
+#include "vk/device.hpp"
+#include "vk/pipeline_cache.hpp"
 
 namespace infini::test {
 namespace {
@@ -173,6 +176,22 @@ TEST_CASE_METHOD(GpuTest, "GPU decode keeps RoPE and the append apart for f16 ro
   CHECK_FALSE(got.fused_decode);
   CHECK(err(got.out, run_reference_layer(in, options_with(9), ElementType::F16).out) <= tolerance(ElementType::F16));
   CHECK(run_device_layer(in, options_with(9), ElementType::F32, 1, AttentionKernel::Tiled).fused_decode);
+}
+
+TEST_CASE_METHOD(GpuTest, "a device that binds fewer storage buffers keeps decode's steps apart", "[gpu][layer][limits]") {
+  // The fused decode binds 14 storage buffers; a device allowing fewer in one stage refuses the
+  // kernel with one line naming the limit, and the layer keeps the separate steps there.
+  auto small = open_second_device({.disk_pipeline_cache = false, .max_storage_buffers = 12});
+  const vk::KernelSource wide{"attention_decode_v32_fresh_merge_gate", spirv::attention_decode_v32_fresh_merge_gate, 14, 56};
+  CHECK_THROWS_WITH(small->pipelines().get(wide), Catch::Contains("binds 14 storage buffers") &&
+                                                      Catch::Contains("maxPerStageDescriptorStorageBuffers 12"));
+  const std::vector<float> beta(4, 0.0f);
+  const ops::InfiniAttentionLayer there(*small, {4, 2, 64, 64}, options_with(8), ElementType::F32, beta,
+                                        AttentionKernel::Tiled);
+  const ops::InfiniAttentionLayer here(device(), {4, 2, 64, 64}, options_with(8), ElementType::F32, beta,
+                                       AttentionKernel::Tiled);
+  CHECK_FALSE(there.fuses_decode_steps());
+  CHECK(here.fuses_decode_steps());
 }
 
 TEST_CASE_METHOD(GpuTest, "a stream gives the same output in one call, per segment and per token", "[gpu][layer]") {

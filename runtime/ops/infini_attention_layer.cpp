@@ -251,17 +251,20 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     // The variant that also does the piece's RoPE and cache append copies f16 rows as words.
     const bool whole_words = !f16 || (shape.heads_kv * shape.head_dim % 2 == 0 && shape.heads_kv * shape.value_dim % 2 == 0);
     // The merging ones use device-scope barriers, invalid where the memory model is on without
-    // device scope (vk/device.cpp turns it on only for the NV matrix kernels).
+    // device scope (vk/device.cpp turns it on only for the NV matrix kernels), and bind up to 14
+    // storage buffers, more than some small GPUs allow in one stage.
     const bool device_scope = !caps.vulkan_memory_model || caps.vulkan_memory_model_device_scope;
-    if (whole_words && device_scope) {
+    constexpr uint32_t kMergedBindings = 14;  // the gate variant's
+    if (whole_words && device_scope && caps.max_storage_buffers_per_stage >= kMergedBindings) {
       constexpr uint32_t push = sizeof(DecodePush);
       attention_decode_merged_ = &pipelines.get(
           f16 ? vk::KernelSource{"attention_decode_v16_fresh_merge", spirv::attention_decode_v16_fresh_merge, 11, push}
               : vk::KernelSource{"attention_decode_v32_fresh_merge", spirv::attention_decode_v32_fresh_merge, 11, push});
       attention_decode_merged_gate_ = &pipelines.get(
-          f16 ? vk::KernelSource{"attention_decode_v16_fresh_merge_gate", spirv::attention_decode_v16_fresh_merge_gate, 14, push}
-              : vk::KernelSource{"attention_decode_v32_fresh_merge_gate", spirv::attention_decode_v32_fresh_merge_gate, 14,
-                                 push});
+          f16 ? vk::KernelSource{"attention_decode_v16_fresh_merge_gate", spirv::attention_decode_v16_fresh_merge_gate,
+                                 kMergedBindings, push}
+              : vk::KernelSource{"attention_decode_v32_fresh_merge_gate", spirv::attention_decode_v32_fresh_merge_gate,
+                                 kMergedBindings, push});
       arrivals_ = std::make_unique<vk::Buffer>(device, uint64_t(kSplitMaxRows) * uint64_t(shape.heads_q) * 4,
                                                vk::MemoryUse::DeviceLocal, "decode arrivals");
     }

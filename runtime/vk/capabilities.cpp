@@ -176,6 +176,7 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
   }
   c.max_storage_buffer_range = limits.maxStorageBufferRange;
   c.max_push_constants_bytes = limits.maxPushConstantsSize;
+  c.max_storage_buffers_per_stage = limits.maxPerStageDescriptorStorageBuffers;
   c.min_storage_buffer_offset_alignment = limits.minStorageBufferOffsetAlignment;
   c.non_coherent_atom_size = limits.nonCoherentAtomSize;
   c.timestamp_period_ns = limits.timestampPeriod;

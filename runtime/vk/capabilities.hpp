@@ -81,6 +81,7 @@ struct Capabilities {
   uint64_t max_storage_buffer_range = 0;
   uint64_t max_memory_allocation_size = 0;
   uint32_t max_push_constants_bytes = 0;
+  uint32_t max_storage_buffers_per_stage = 0;  // maxPerStageDescriptorStorageBuffers (a kernel's bindings)
   uint64_t min_storage_buffer_offset_alignment = 0;
   uint64_t non_coherent_atom_size = 0;
   uint64_t device_local_bytes = 0;  // sum of device-local heaps

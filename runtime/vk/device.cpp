@@ -24,6 +24,8 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     caps_.largest_device_local_heap = std::min(caps_.largest_device_local_heap, options.max_heap_bytes);
     caps_.device_local_bytes = std::min(caps_.device_local_bytes, options.max_heap_bytes);
   }
+  if (options.max_storage_buffers)
+    caps_.max_storage_buffers_per_stage = std::min(caps_.max_storage_buffers_per_stage, options.max_storage_buffers);
   if (options.discrete_memory) caps_.unified_memory = false;
   if (options.profile) apply_device_profile(caps_, *options.profile);
   // The Vulkan memory model only for the kernels that need it (the NV matrix ones): with it on,

@@ -22,6 +22,8 @@ struct DeviceOptions {
   uint64_t max_buffer_bytes = 0;
   // Likewise for the size of the device-local memory heaps (checks made before allocating).
   uint64_t max_heap_bytes = 0;
+  // Likewise for maxPerStageDescriptorStorageBuffers (how many buffers one kernel may bind).
+  uint32_t max_storage_buffers = 0;
   // Acts as if no device-local memory were host-visible, as on a discrete GPU: tests use it to run
   // the staging paths (uploads, downloads, a piece's input and output copies) on any device.
   bool discrete_memory = false;

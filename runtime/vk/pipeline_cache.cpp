@@ -66,6 +66,10 @@ const Pipeline& PipelineCache::get(const KernelSource& kernel, std::span<const u
     throw Error("kernel " + std::string(kernel.name) + " needs " + std::to_string(kernel.push_constant_bytes) +
                 " bytes of push constants; the device allows maxPushConstantsSize " +
                 std::to_string(caps.max_push_constants_bytes));
+  if (kernel.storage_buffers > caps.max_storage_buffers_per_stage)
+    throw Error("kernel " + std::string(kernel.name) + " binds " + std::to_string(kernel.storage_buffers) +
+                " storage buffers; the device allows maxPerStageDescriptorStorageBuffers " +
+                std::to_string(caps.max_storage_buffers_per_stage));
   if (kernel.spirv.empty()) throw Error("kernel " + std::string(kernel.name) + " has no SPIR-V");
   const SpirvRequirements needs = spirv_requirements(kernel.spirv, spec_constants);
   if (std::string unmet = unmet_requirement(kernel.name, needs, caps); !unmet.empty()) throw Error(unmet);
