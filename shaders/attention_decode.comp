@@ -19,8 +19,9 @@
 // workgroup reads a cache row the pass writes. f16 rows are copied as whole words, so the caller
 // takes this variant for f16 only when a row of K and of V holds an even number of values.
 //
-// MERGE (built with FRESH only, whose Q is the raw rows the gate reads): the merge of the partials (common/decode_merge.glsl, GATE with the memory's
-// read and gate) in the same pass too, by the last workgroup of each (head, row) to finish: each
+// MERGE (built with FRESH only, whose Q is the raw rows the gate reads): the merge of the
+// partials (common/decode_merge.glsl, GATE with the memory's read and gate) in the same pass
+// too, by the last workgroup of each (head, row) to finish: each
 // workgroup makes its partial visible, then counts itself in `arrivals`; the one that counts
 // last reads every partial and writes the output, and sets the count back to 0 for the next
 // replay. That saves the merge's launch and barrier. Its barriers and atomic are device-scope, so

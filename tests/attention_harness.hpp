@@ -29,11 +29,11 @@ struct StreamResult {
   size_t guard_violations = 0; // output words written past the rows asked for
   ops::AttentionKernel kernel = ops::AttentionKernel::Auto;  // the kernel the layer ran (Auto resolved)
   ops::MemoryKernel memory_kernel = ops::MemoryKernel::Tiled;  // and its memory kernels
-  bool fused_decode = false;   // whether decode pieces did RoPE and the cache append in the attention's pass
+  bool fused_decode = false;   // whether decode pieces ran in one attention pass (RoPE, append, merge)
 };
 
 // Feeds the stream to the device layer in pieces of at most `chunk` tokens (0: whole segments).
-// `fuse_decode` false keeps decode's RoPE and cache append separate steps.
+// `fuse_decode` false keeps decode's RoPE, cache append and merge separate steps.
 StreamResult run_device_layer(const StreamInputs& in, const InfiniOptions& options, ElementType input, int64_t chunk = 0,
                               ops::AttentionKernel kernel = ops::AttentionKernel::Auto, bool fuse_decode = true);
 

@@ -34,7 +34,7 @@ struct RunnerOptions {
   ops::AttentionKernel kernel = ops::AttentionKernel::Auto;
   // The projections' kernel. Decode rows on the vector kernel (GPUs' choice under Auto) also do
   // the norms, the SwiGLU and the biases in the projections' own passes; on the tiled attention
-  // family (also GPUs' choice) decode does its RoPE and cache append in the attention's pass.
+  // family (also GPUs' choice) decode does its RoPE, cache append and merge in the attention's pass.
   ops::MatmulKernel matmul_kernel = ops::MatmulKernel::Auto;
   ops::VectorTiles vector_tiles;  // the shape of the vector kernel (decode on GPUs); zeros: its defaults
   bool fused_steps = true;  // false: those steps stay separate dispatches (to measure what fusing saves)

@@ -400,7 +400,7 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
 
   const uint32_t interleaved = options_.rope.layout == rope::RopeLayout::Interleaved ? 1u : 0u;
   const bool decode = tokens <= kSplitMaxRows;
-  // Decode on GPUs does 1. in the attention's own pass (attention_decode.comp's FRESH).
+  // Decode on GPUs does 1.-3. in the attention's own pass (attention_decode.comp's fused variants).
   const bool fresh = decode && fuses_decode_steps();
 
   // 1. RoPE: Q into scratch, K appended to the segment's rotated-K cache.
@@ -437,8 +437,8 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   const bool gate = options_.memory && !(first && options_.first_segment == FirstSegment::Local);
   const uint32_t gate_local = options_.gate_sign == GateSign::Local ? 1u : 0u;
   if (decode && attention_decode_) {
-    const DecodePush push{tokens,      hq,          hkv,      d,        dv,       decode_splits_, decode_keys_per_split_,
-                          scale,       rotary_dim_, interleaved, q.token0, k.token0, v.token0, gate_local};
+    const DecodePush push{tokens, hq, hkv, d, dv, decode_splits_, decode_keys_per_split_,
+                          scale, rotary_dim_, interleaved, q.token0, k.token0, v.token0, gate_local};
     if (fresh) {
       // RoPE, the append, the attention and the merge (with the memory's read and gate) in one pass.
       std::vector<vk::Binding> bindings = {{whole(*q.buffer), vk::Access::Read},
@@ -453,7 +453,8 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
                                            {whole(out), vk::Access::Write},
                                            {whole(*arrivals_), vk::Access::ReadWrite}};
       if (gate)
-        bindings.insert(bindings.end(), {{whole(m_), vk::Access::Read}, {whole(z_), vk::Access::Read}, {whole(beta_), vk::Access::Read}});
+        bindings.insert(bindings.end(),
+                        {{whole(m_), vk::Access::Read}, {whole(z_), vk::Access::Read}, {whole(beta_), vk::Access::Read}});
       stream.dispatch(gate ? *attention_decode_merged_gate_ : *attention_decode_merged_, bindings, &push, sizeof(push),
                       {decode_splits_, hq, tokens});
     } else {

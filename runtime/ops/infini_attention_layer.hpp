@@ -80,8 +80,8 @@ class InfiniAttentionLayer {
   bool fits(const LayerSnapshot& state) const;
   // Whether decode pieces (1-2 tokens) do their RoPE and cache append, and the merge of the split
   // keys, inside the attention's pass (the tiled family, which GPUs decode with; f16 inputs need
-  // rows of K and V that fill whole words), saving two launches and barriers per piece. On by default; off keeps them separate steps,
-  // to measure what that saves. The results are the same either way.
+  // rows of K and V that fill whole words), saving two launches and barriers per piece. On by
+  // default; off keeps them separate steps, to measure what that saves. The results are the same.
   bool fuses_decode_steps() const noexcept { return attention_decode_merged_ && fuse_decode_steps_; }
   void fuse_decode_steps(bool on) noexcept { fuse_decode_steps_ = on; }
   // Zeroes M and z and empties the open segment.
@@ -121,12 +121,12 @@ class InfiniAttentionLayer {
   const vk::Pipeline* attention_split_ = nullptr;  // Rows kernel family: decode of 1-2 rows
   const vk::Pipeline* attention_decode_ = nullptr;  // Tiled kernel family: decode of 1-2 rows,
   const vk::Pipeline* attention_merge_ = nullptr;   // split over workgroups, then merged
-  // The same with the piece's RoPE and append and the merge in the last workgroup of each head,
+  const vk::Pipeline* attention_merge_gate_ = nullptr;  // the same with the memory's read and gate
+  // Decode with the piece's RoPE and append and the merge in the last workgroup of each head,
   const vk::Pipeline* attention_decode_merged_ = nullptr;
   const vk::Pipeline* attention_decode_merged_gate_ = nullptr;  // with the memory's read and gate
   std::unique_ptr<vk::Buffer> arrivals_;                        // their count of finished workgroups
   bool fuse_decode_steps_ = true;
-  const vk::Pipeline* attention_merge_gate_ = nullptr;  // the same with the memory's read and gate
   std::unique_ptr<vk::Buffer> decode_parts_;
   uint32_t decode_splits_ = 0, decode_keys_per_split_ = 0;
   std::unique_ptr<MemoryKernels> memory_;

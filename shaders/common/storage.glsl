@@ -9,28 +9,23 @@
 #ifndef INFINI_STORAGE_GLSL
 #define INFINI_STORAGE_GLSL
 
-#define DECLARE_F32_INPUT(BINDING, NAME)                                                   \
-  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { float NAME##_data[]; }; \
+// ACCESS is `readonly` for an input, empty for a buffer the kernel also writes (NAME_data[] is
+// then written as floats or as words of two halves).
+#define DECLARE_F32_STORAGE(BINDING, NAME, ACCESS)                                         \
+  layout(std430, binding = BINDING) ACCESS buffer NAME##Buffer { float NAME##_data[]; };   \
   float load_##NAME(uint i) { return NAME##_data[i]; }
 
-#define DECLARE_F16_INPUT(BINDING, NAME)                                                   \
-  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; };  \
+#define DECLARE_F16_STORAGE(BINDING, NAME, ACCESS)                                         \
+  layout(std430, binding = BINDING) ACCESS buffer NAME##Buffer { uint NAME##_data[]; };    \
   float load_##NAME(uint i) {                                                              \
     const vec2 pair = unpackHalf2x16(NAME##_data[i >> 1]);                                 \
     return (i & 1u) != 0u ? pair.y : pair.x;                                               \
   }
 
-// The same for a buffer the kernel also writes (NAME_data[] as words or floats).
-#define DECLARE_F32_BUFFER(BINDING, NAME)                                                  \
-  layout(std430, binding = BINDING) buffer NAME##Buffer { float NAME##_data[]; };          \
-  float load_##NAME(uint i) { return NAME##_data[i]; }
-
-#define DECLARE_F16_BUFFER(BINDING, NAME)                                                  \
-  layout(std430, binding = BINDING) buffer NAME##Buffer { uint NAME##_data[]; };           \
-  float load_##NAME(uint i) {                                                              \
-    const vec2 pair = unpackHalf2x16(NAME##_data[i >> 1]);                                 \
-    return (i & 1u) != 0u ? pair.y : pair.x;                                               \
-  }
+#define DECLARE_F32_INPUT(BINDING, NAME) DECLARE_F32_STORAGE(BINDING, NAME, readonly)
+#define DECLARE_F16_INPUT(BINDING, NAME) DECLARE_F16_STORAGE(BINDING, NAME, readonly)
+#define DECLARE_F32_BUFFER(BINDING, NAME) DECLARE_F32_STORAGE(BINDING, NAME, )
+#define DECLARE_F16_BUFFER(BINDING, NAME) DECLARE_F16_STORAGE(BINDING, NAME, )
 
 // Four signed bytes of a word, low byte first.
 vec4 int8x4_to_vec4(uint w) { return vec4(ivec4(int(w << 24), int(w << 16), int(w << 8), int(w)) >> 24); }
