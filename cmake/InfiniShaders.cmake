@@ -7,6 +7,48 @@
 # glslang writes a depfile, so editing an included .glsl rebuilds every shader that includes it.
 # A compile error, an empty or malformed module, or (when spirv-val exists) an invalid module
 # fails the build.
+#
+# Matrix units: variants that define MATRIX_UNITS use the hardware fragments of
+# common/fragments.glsl. Where this build's glslang compiles GL_KHR_cooperative_matrix (glslang 13
+# and later: Ubuntu 24.04, Debian 13) they are built on it (MATRIX_UNITS_KHR, every vendor's
+# matrix units); older glslang (Debian 12's 12) builds them on GL_NV_cooperative_matrix, which only
+# NVIDIA drivers run. INFINI_MATRIX_UNITS_KHR says which, for the host code too.
+
+# Whether GLSLANG compiles a cooperative-matrix KHR shader: sets OUT to ON or OFF.
+function(infini_glslang_has_khr_cooperative_matrix GLSLANG OUT)
+  set(dir ${CMAKE_BINARY_DIR}/glslang-feature-test)
+  file(MAKE_DIRECTORY ${dir})
+  file(WRITE ${dir}/khr_cooperative_matrix.comp "#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer Out { float data[]; };
+void main() {
+  coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c = coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(1.0);
+  coopMatStore(c, data, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+}
+")
+  execute_process(COMMAND ${GLSLANG} -V --quiet --target-env vulkan1.1 -o ${dir}/khr_cooperative_matrix.spv
+                          ${dir}/khr_cooperative_matrix.comp
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(rc EQUAL 0)
+    set(${OUT} ON PARENT_SCOPE)
+  else()
+    set(${OUT} OFF PARENT_SCOPE)
+  endif()
+endfunction()
+
+if(NOT DEFINED CACHE{INFINI_MATRIX_UNITS_KHR})
+  infini_glslang_has_khr_cooperative_matrix(${Vulkan_GLSLANG_VALIDATOR_EXECUTABLE} khr_found)
+  set(INFINI_MATRIX_UNITS_KHR ${khr_found} CACHE BOOL
+      "Matrix-unit kernels on GL_KHR_cooperative_matrix (ON where glslang compiles it) instead of GL_NV_cooperative_matrix")
+endif()
+if(INFINI_MATRIX_UNITS_KHR)
+  message(STATUS "infini: matrix-unit kernels on VK_KHR_cooperative_matrix")
+else()
+  message(STATUS "infini: matrix-unit kernels on VK_NV_cooperative_matrix (this glslang has no GL_KHR_cooperative_matrix)")
+endif()
 
 function(infini_add_shader_library target)
   cmake_parse_arguments(ARG "" "INCLUDE_DIR" "SOURCES" ${ARGN})
@@ -34,6 +76,9 @@ function(infini_add_shader_library target)
         set(symbol ${stem}_${variant})
         set(defines ${words})
       endif()
+      if(INFINI_MATRIX_UNITS_KHR AND "-DMATRIX_UNITS" IN_LIST defines)
+        list(APPEND defines -DMATRIX_UNITS_KHR)
+      endif()
       set(spv ${out_dir}/spirv/${symbol}.spv)
       set(header ${out_dir}/spirv/${symbol}.h)
       set(validate_cmd)
@@ -58,4 +103,9 @@ function(infini_add_shader_library target)
   add_library(${target} INTERFACE)
   add_dependencies(${target} ${target}_compile)
   target_include_directories(${target} INTERFACE ${out_dir})
+  if(INFINI_MATRIX_UNITS_KHR)
+    target_compile_definitions(${target} INTERFACE INFINI_MATRIX_UNITS_KHR=1)
+  else()
+    target_compile_definitions(${target} INTERFACE INFINI_MATRIX_UNITS_KHR=0)
+  endif()
 endfunction()

@@ -17,7 +17,7 @@
 // KV head h / (Hq / Hkv). Output (A_dot) is f32 [q_rows][Hq][Dv]. D and Dv are specialization
 // constants, multiples of 16 (the host checks, and that shared memory fits).
 //
-// MATRIX_UNITS takes the hardware fragments (VK_NV_cooperative_matrix); without it they are
+// MATRIX_UNITS takes the hardware fragments (cooperative matrices); without it they are
 // emulated (common/fragments.glsl), for tests on devices without matrix units.
 //! variant v32 -DMATRIX_UNITS
 //! variant v16 -DMATRIX_UNITS -DV_F16
@@ -26,10 +26,15 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#ifdef MATRIX_UNITS
+#if defined(MATRIX_UNITS) && defined(MATRIX_UNITS_KHR)
+#extension GL_KHR_cooperative_matrix : require
+#elif defined(MATRIX_UNITS)
 #extension GL_NV_cooperative_matrix : require
+#endif
+#ifdef MATRIX_UNITS
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#pragma use_vulkan_memory_model
 #endif
 #include "common/activations.glsl"
 #include "common/storage.glsl"
@@ -114,18 +119,20 @@ void main() {
     }
     barrier();
     // S = Q K^T for the warp's 16 rows: K^T is the tile read by columns.
-    FRAG_C s_frag[BC / 16u];
-    for (uint j = 0u; j < BC / 16u; ++j) FRAG_ZERO(s_frag[j]);
-    for (uint i = 0u; i < D / 16u; ++i) {
-      FRAG_A q_frag;
-      FRAG_LOAD_PACKED(q_frag, q_tile, warp * 16u * LDQ + i * 16u, LDQ, false);
-      for (uint j = 0u; j < BC / 16u; ++j) {
-        FRAG_B k_frag;
-        FRAG_LOAD_PACKED(k_frag, k_tile, j * 16u * LDQ + i * 16u, LDQ, true);
-        FRAG_MUL_ADD_PACKED(s_frag[j], q_frag, q_tile, k_frag, k_tile);
+    if (warp < WARPS) {
+      FRAG_C s_frag[BC / 16u];
+      for (uint j = 0u; j < BC / 16u; ++j) FRAG_ZERO(s_frag[j]);
+      for (uint i = 0u; i < D / 16u; ++i) {
+        FRAG_A q_frag;
+        FRAG_LOAD_PACKED_A(q_frag, q_tile, warp * 16u * LDQ + i * 16u, LDQ, false);
+        for (uint j = 0u; j < BC / 16u; ++j) {
+          FRAG_B k_frag;
+          FRAG_LOAD_PACKED_B(k_frag, k_tile, j * 16u * LDQ + i * 16u, LDQ, true);
+          FRAG_MUL_ADD_PACKED(s_frag[j], q_frag, q_tile, k_frag, k_tile);
+        }
       }
+      for (uint j = 0u; j < BC / 16u; ++j) FRAG_STORE(s_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
     }
-    for (uint j = 0u; j < BC / 16u; ++j) FRAG_STORE(s_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
     barrier();
 
     // Online softmax: scale, causal mask, new running max, rescale what was accumulated.
@@ -164,18 +171,20 @@ void main() {
         PACKED_STORE8(v_tile, j * LDV + c, word);
       }
       barrier();
-      FRAG_C pv_frag[DVC / 16u];
-      for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(pv_frag[j]);
-      for (uint i = 0u; i < BC / 16u; ++i) {
-        FRAG_A p_frag;
-        FRAG_LOAD_PACKED(p_frag, p_tile, warp * 16u * LDP + i * 16u, LDP, false);
-        for (uint j = 0u; j < DVC / 16u; ++j) {
-          FRAG_B v_frag;
-          FRAG_LOAD_PACKED(v_frag, v_tile, i * 16u * LDV + j * 16u, LDV, false);
-          FRAG_MUL_ADD_PACKED(pv_frag[j], p_frag, p_tile, v_frag, v_tile);
+      if (warp < WARPS) {
+        FRAG_C pv_frag[DVC / 16u];
+        for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(pv_frag[j]);
+        for (uint i = 0u; i < BC / 16u; ++i) {
+          FRAG_A p_frag;
+          FRAG_LOAD_PACKED_A(p_frag, p_tile, warp * 16u * LDP + i * 16u, LDP, false);
+          for (uint j = 0u; j < DVC / 16u; ++j) {
+            FRAG_B v_frag;
+            FRAG_LOAD_PACKED_B(v_frag, v_tile, i * 16u * LDV + j * 16u, LDV, false);
+            FRAG_MUL_ADD_PACKED(pv_frag[j], p_frag, p_tile, v_frag, v_tile);
+          }
         }
+        for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(pv_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
       }
-      for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(pv_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
       barrier();
       [[unroll]] for (uint c = 0u; c < HALF; ++c) o[(c0 / DVC) * HALF + c] += s_tile[r * LDS + half_ * HALF + c];
       barrier();

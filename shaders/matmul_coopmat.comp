@@ -18,11 +18,11 @@
 //
 // Stores: a tile wholly inside C whose stride and offset are multiples of 4 goes straight from the
 // accumulators to C; any other tile goes fragment by fragment through shared memory, whose
-// values each lane then writes where they are inside C. The choice is the same for the whole
+// values the workgroup then writes where they are inside C. The choice is the same for the whole
 // workgroup, so every barrier is reached by all its invocations. A call that adds to C starts a
 // whole tile's sums from C's values, and adds them to a partial tile's values as it stores them.
 //
-// MATRIX_UNITS (VK_NV_cooperative_matrix) uses the hardware fragments. Without it the same kernel
+// MATRIX_UNITS uses the hardware fragments (cooperative matrices, KHR or NV). Without it the same kernel
 // emulates them (common/fragments.glsl), so the tiling, staging, conversion, bounds and stores can
 // be tested on devices without matrix units; that is slow and only ever asked for by name.
 //! variant a32_b16 -DMATRIX_UNITS -DB_F16
@@ -42,10 +42,15 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#ifdef MATRIX_UNITS
+#if defined(MATRIX_UNITS) && defined(MATRIX_UNITS_KHR)
+#extension GL_KHR_cooperative_matrix : require
+#elif defined(MATRIX_UNITS)
 #extension GL_NV_cooperative_matrix : require
+#endif
+#ifdef MATRIX_UNITS
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#pragma use_vulkan_memory_model
 #endif
 #include "common/storage.glsl"
 #include "common/fragments.glsl"
@@ -135,6 +140,7 @@ void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint warp = WARP_ID;
   const uint warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+  const bool holds = warp < WARPS_M * WARPS_N;  // false only in the extra subgroups of narrow ones
   const uint row0 = gl_WorkGroupID.y * BM, col0 = gl_WorkGroupID.x * BN;
 
   // A tile wholly inside C, with a 16-byte stride and offset, is stored straight from the
@@ -143,7 +149,7 @@ void main() {
   const bool whole = row0 + BM <= p.M && col0 + BN <= p.N && p.ldc % 4u == 0u && p.c_off % 4u == 0u;
   FRAG_C acc[FRAGS_M * FRAGS_N];
   for (uint f = 0u; f < FRAGS_M * FRAGS_N; ++f) FRAG_ZERO(acc[f]);
-  if (whole && p.accumulate != 0u)
+  if (holds && whole && p.accumulate != 0u)
     for (uint i = 0u; i < FRAGS_M; ++i)
       for (uint j = 0u; j < FRAGS_N; ++j) {
         const uint r = row0 + (warp_m * FRAGS_M + i) * 16u, c = col0 + (warp_n * FRAGS_N + j) * 16u;
@@ -159,36 +165,38 @@ void main() {
     if (k0 + BK < p.K) {
       FETCH_WORDS(k0 + BK);
     }
-    for (uint kk = 0u; kk < BK; kk += 16u) {
-      FRAG_A a[FRAGS_M];
-      FRAG_B b[FRAGS_N];
-      for (uint i = 0u; i < FRAGS_M; ++i)
-        FRAG_LOAD_PACKED(a[i], tile_a, ((warp_m * FRAGS_M + i) * 16u) * LDS + kk, LDS, false);
-      for (uint j = 0u; j < FRAGS_N; ++j)
-        FRAG_LOAD_PACKED(b[j], tile_b, ((warp_n * FRAGS_N + j) * 16u) * LDS + kk, LDS, true);
-      for (uint i = 0u; i < FRAGS_M; ++i)
-        for (uint j = 0u; j < FRAGS_N; ++j) FRAG_MUL_ADD_PACKED(acc[i * FRAGS_N + j], a[i], tile_a, b[j], tile_b);
-    }
+    if (holds)
+      for (uint kk = 0u; kk < BK; kk += 16u) {
+        FRAG_A a[FRAGS_M];
+        FRAG_B b[FRAGS_N];
+        for (uint i = 0u; i < FRAGS_M; ++i)
+          FRAG_LOAD_PACKED_A(a[i], tile_a, ((warp_m * FRAGS_M + i) * 16u) * LDS + kk, LDS, false);
+        for (uint j = 0u; j < FRAGS_N; ++j)
+          FRAG_LOAD_PACKED_B(b[j], tile_b, ((warp_n * FRAGS_N + j) * 16u) * LDS + kk, LDS, true);
+        for (uint i = 0u; i < FRAGS_M; ++i)
+          for (uint j = 0u; j < FRAGS_N; ++j) FRAG_MUL_ADD_PACKED(acc[i * FRAGS_N + j], a[i], tile_a, b[j], tile_b);
+      }
     barrier();
   }
 
   if (whole) {
-    for (uint i = 0u; i < FRAGS_M; ++i)
-      for (uint j = 0u; j < FRAGS_N; ++j) {
-        const uint r = row0 + (warp_m * FRAGS_M + i) * 16u, c = col0 + (warp_n * FRAGS_N + j) * 16u;
-        FRAG_STORE(acc[i * FRAGS_N + j], c_data, p.c_off + r * p.ldc + c, p.ldc);
-      }
+    if (holds)
+      for (uint i = 0u; i < FRAGS_M; ++i)
+        for (uint j = 0u; j < FRAGS_N; ++j) {
+          const uint r = row0 + (warp_m * FRAGS_M + i) * 16u, c = col0 + (warp_n * FRAGS_N + j) * 16u;
+          FRAG_STORE(acc[i * FRAGS_N + j], c_data, p.c_off + r * p.ldc + c, p.ldc);
+        }
     return;
   }
-  const uint base = warp * 16u * STAGE_LD, lane = LANE_ID;
+  // Fragment (i, j) of every warp to shared memory, then the workgroup writes the values inside C.
   for (uint i = 0u; i < FRAGS_M; ++i)
     for (uint j = 0u; j < FRAGS_N; ++j) {
-      FRAG_STORE(acc[i * FRAGS_N + j], stage, base, STAGE_LD);
+      if (holds) FRAG_STORE(acc[i * FRAGS_N + j], stage, warp * 16u * STAGE_LD, STAGE_LD);
       barrier();
-      const uint r0 = row0 + (warp_m * FRAGS_M + i) * 16u, c0 = col0 + (warp_n * FRAGS_N + j) * 16u;
-      [[unroll]] for (uint e = 0u; e < 8u; ++e) {
-        const uint r = (lane * 8u + e) / 16u, c = (lane * 8u + e) % 16u;
-        if (r0 + r < p.M && c0 + c < p.N) store_c(p.c_off + (r0 + r) * p.ldc + c0 + c, stage[base + r * STAGE_LD + c]);
+      for (uint e = tid; e < WARPS_M * WARPS_N * 256u; e += WORKGROUP) {
+        const uint w = e / 256u, r = (e % 256u) / 16u, c = e % 16u;
+        const uint r0 = row0 + ((w / WARPS_N) * FRAGS_M + i) * 16u, c0 = col0 + ((w % WARPS_N) * FRAGS_N + j) * 16u;
+        if (r0 + r < p.M && c0 + c < p.N) store_c(p.c_off + (r0 + r) * p.ldc + c0 + c, stage[w * 16u * STAGE_LD + r * STAGE_LD + c]);
       }
       barrier();
     }

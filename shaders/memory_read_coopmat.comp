@@ -17,7 +17,7 @@
 //   DELTA (X = K, per KV head): W = V - A_mem.
 // D (a multiple of 16) and Dv (of 32) are specialization constants; the host checks both.
 //
-// MATRIX_UNITS takes the hardware fragments (VK_NV_cooperative_matrix); without it they are
+// MATRIX_UNITS takes the hardware fragments (cooperative matrices); without it they are
 // emulated (common/fragments.glsl), for tests on devices without matrix units.
 //! variant gate_f32 -DMATRIX_UNITS -DGATE
 //! variant gate_f16 -DMATRIX_UNITS -DGATE -DX_F16
@@ -30,10 +30,15 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#ifdef MATRIX_UNITS
+#if defined(MATRIX_UNITS) && defined(MATRIX_UNITS_KHR)
+#extension GL_KHR_cooperative_matrix : require
+#elif defined(MATRIX_UNITS)
 #extension GL_NV_cooperative_matrix : require
+#endif
+#ifdef MATRIX_UNITS
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#pragma use_vulkan_memory_model
 #endif
 #include "common/activations.glsl"
 #include "common/storage.glsl"
@@ -124,18 +129,20 @@ void main() {
       mn_tile[d * LDM + c] = float16_t(zd > 0.0 ? M[(kvh * D + d) * DV + c0 + c] / zd : 0.0);
     }
     barrier();
-    FRAG_C acc[DVC / 16u];
-    for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(acc[j]);
-    for (uint i = 0u; i < D / 16u; ++i) {
-      FRAG_A p_frag;
-      FRAG_LOAD(p_frag, p_tile, warp * 16u * LDP + i * 16u, LDP, false);
-      for (uint j = 0u; j < DVC / 16u; ++j) {
-        FRAG_B m_frag;
-        FRAG_LOAD(m_frag, mn_tile, i * 16u * LDM + j * 16u, LDM, false);
-        FRAG_MUL_ADD(acc[j], p_frag, p_tile, m_frag, mn_tile);
+    if (warp < WARPS) {
+      FRAG_C acc[DVC / 16u];
+      for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(acc[j]);
+      for (uint i = 0u; i < D / 16u; ++i) {
+        FRAG_A p_frag;
+        FRAG_LOAD_A(p_frag, p_tile, warp * 16u * LDP + i * 16u, LDP, false);
+        for (uint j = 0u; j < DVC / 16u; ++j) {
+          FRAG_B m_frag;
+          FRAG_LOAD_B(m_frag, mn_tile, i * 16u * LDM + j * 16u, LDM, false);
+          FRAG_MUL_ADD(acc[j], p_frag, p_tile, m_frag, mn_tile);
+        }
       }
+      for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(acc[j], a_tile, warp * 16u * LDA + j * 16u, LDA);
     }
-    for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(acc[j], a_tile, warp * 16u * LDA + j * 16u, LDA);
     barrier();  // the next pass stages Mn only after every warp's product, and stores only after this epilogue
     if (tok < p.tokens)
       [[unroll]] for (uint c = 0u; c < HALF; ++c) {

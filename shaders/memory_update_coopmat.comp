@@ -10,7 +10,7 @@
 // the workgroups of the first value block add the four partial sums of each dim to z.
 // D and Dv are specialization constants; blocks past them are padded with zeros.
 //
-// MATRIX_UNITS takes the hardware fragments (VK_NV_cooperative_matrix); without it they are
+// MATRIX_UNITS takes the hardware fragments (cooperative matrices); without it they are
 // emulated (common/fragments.glsl), for tests on devices without matrix units.
 //! variant k32_w32 -DMATRIX_UNITS
 //! variant k16_w32 -DMATRIX_UNITS -DK_F16
@@ -21,10 +21,15 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#ifdef MATRIX_UNITS
+#if defined(MATRIX_UNITS) && defined(MATRIX_UNITS_KHR)
+#extension GL_KHR_cooperative_matrix : require
+#elif defined(MATRIX_UNITS)
 #extension GL_NV_cooperative_matrix : require
+#endif
+#ifdef MATRIX_UNITS
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#pragma use_vulkan_memory_model
 #endif
 #include "common/activations.glsl"
 #include "common/storage.glsl"
@@ -90,20 +95,23 @@ void main() {
       w_tile[tt * LDW + c] = float16_t((t < p.tokens && col < DV) ? load_W((t * p.heads_kv + kvh) * DV + col) : 0.0);
     }
     barrier();
-    [[unroll]] for (uint ks = 0u; ks < TC / 16u; ++ks) {
-      FRAG_A k_frag;  // rows d, columns t: the tile read by columns
-      FRAG_LOAD(k_frag, k_tile, ks * 16u * LDK + wr * 16u, LDK, true);
-      [[unroll]] for (uint j = 0u; j < 2u; ++j) {
-        FRAG_B w_frag;
-        FRAG_LOAD(w_frag, w_tile, ks * 16u * LDW + wc * 32u + j * 16u, LDW, false);
-        FRAG_MUL_ADD(acc[j], k_frag, k_tile, w_frag, w_tile);
+    if (warp < WARPS)
+      [[unroll]] for (uint ks = 0u; ks < TC / 16u; ++ks) {
+        FRAG_A k_frag;  // rows d, columns t: the tile read by columns
+        FRAG_LOAD_A(k_frag, k_tile, ks * 16u * LDK + wr * 16u, LDK, true);
+        [[unroll]] for (uint j = 0u; j < 2u; ++j) {
+          FRAG_B w_frag;
+          FRAG_LOAD_B(w_frag, w_tile, ks * 16u * LDW + wc * 32u + j * 16u, LDW, false);
+          FRAG_MUL_ADD(acc[j], k_frag, k_tile, w_frag, w_tile);
+        }
       }
-    }
     barrier();
   }
 
-  FRAG_STORE(acc[0], m_tile, wr * 16u * LDS + wc * 32u, LDS);
-  FRAG_STORE(acc[1], m_tile, wr * 16u * LDS + wc * 32u + 16u, LDS);
+  if (warp < WARPS) {
+    FRAG_STORE(acc[0], m_tile, wr * 16u * LDS + wc * 32u, LDS);
+    FRAG_STORE(acc[1], m_tile, wr * 16u * LDS + wc * 32u + 16u, LDS);
+  }
   z_part[tid] = z_acc;
   barrier();
   for (uint e = tid; e < DT * DVT; e += WG) {

@@ -176,7 +176,9 @@ TEST_CASE("the matrix kernel asks for cooperative matrices and the Vulkan memory
           "[spirv]") {
   const uint32_t spec[] = {128, 2, 2, 4, 4, 32};
   const auto units = vk::spirv_requirements(infini::spirv::matmul_coopmat_a32_b16, spec);
-  CHECK(units.cooperative_matrix_nv);
+  const bool khr = vk::matrix_units_on_khr();  // the extension this build's kernels are on
+  CHECK(units.cooperative_matrix_khr == khr);
+  CHECK(units.cooperative_matrix_nv == !khr);
   CHECK(units.vulkan_memory_model);
   CHECK(units.float16);
   CHECK(units.local_size[0] == 128);
@@ -184,6 +186,7 @@ TEST_CASE("the matrix kernel asks for cooperative matrices and the Vulkan memory
   CHECK(units.shared_bytes == 2u * 128 * 40 * 2 + 4u * 16 * 20 * 4);
   const auto emulated = vk::spirv_requirements(infini::spirv::matmul_coopmat_a32_b16_emulated, spec);
   CHECK_FALSE(emulated.cooperative_matrix_nv);
+  CHECK_FALSE(emulated.cooperative_matrix_khr);
   CHECK_FALSE(emulated.vulkan_memory_model);
   CHECK(emulated.shared_bytes == units.shared_bytes);
 
@@ -194,10 +197,30 @@ TEST_CASE("the matrix kernel asks for cooperative matrices and the Vulkan memory
   caps.shader_float16 = caps.subgroups_in_compute = true;
   caps.subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT;
   CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps),
-             Catch::Contains("needs cooperative matrices (VK_NV_cooperative_matrix)"));
-  caps.cooperative_matrix_nv = true;
+             Catch::Contains(std::string("needs cooperative matrices (") + vk::matrix_units_extension() + ")"));
+  (khr ? caps.cooperative_matrix_khr : caps.cooperative_matrix_nv) = true;
+  if (khr) {  // KHR kernels take the device's shape: one of 8s and 16s with f16 inputs and f32 sums
+    caps.matrix_shapes = {{8, 8, 8, "f16", "f16", "f16", "f16"}, {32, 8, 16, "f16", "f16", "f32", "f32"}};
+    CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("in 8s or 16s"));
+    caps.matrix_shapes.push_back({8, 16, 16, "f16", "f16", "f32", "f32"});
+    CHECK(caps.fragment_shape() == caps.matrix_shapes.back());
+    caps.matrix_shapes.push_back({16, 16, 16, "f16", "f16", "f32", "f32"});
+    CHECK(caps.fragment_shape() == caps.matrix_shapes.back());  // whole fragments first
+  }
   CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("needs full subgroups"));
   caps.compute_full_subgroups = true;
+  // Subgroups: 32 lanes, or asked to be 32, or (KHR) a fixed size that divides 32.
+  caps.subgroup_size = caps.min_subgroup_size = caps.max_subgroup_size = 64;
+  CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("subgroups of 32 lanes"));
+  caps.min_subgroup_size = 32;
+  CHECK(caps.fragment_lanes() == 32);
+  CHECK(caps.fragment_lanes_required());
+  caps.subgroup_size = caps.min_subgroup_size = caps.max_subgroup_size = 8;
+  CHECK(caps.fragment_lanes() == (khr ? 8u : 0u));
+  CHECK_FALSE(caps.fragment_lanes_required());
+  caps.subgroup_size = caps.min_subgroup_size = caps.max_subgroup_size = 32;
+  CHECK(caps.fragment_lanes() == 32);
+  CHECK_FALSE(caps.fragment_lanes_required());
   CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("needs vulkanMemoryModel"));
   caps.vulkan_memory_model = true;
   CHECK(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps).empty());

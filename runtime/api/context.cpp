@@ -14,10 +14,16 @@ namespace {
 
 std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
-// "NV [16x16x16 f16>f32, ...]": the fragment shapes infini can use (A and B types > D type).
+// "KHR [16x16x16 f16>f32, ...]": the fragment shapes of the extension this build's kernels use
+// (A and B types > D type); the other extension is named when only it is there.
 std::string matrix_units(const vk::Capabilities& c) {
-  if (!c.cooperative_matrix_nv) return c.cooperative_matrix_khr ? "KHR (not used yet)" : "no";
-  std::string s = "NV [";
+  const bool khr = vk::matrix_units_on_khr();
+  if (!c.matrix_units_api()) {
+    if (c.cooperative_matrix_khr) return "KHR (this build's kernels are on NV)";
+    if (c.cooperative_matrix_nv) return "NV (this build's kernels are on KHR)";
+    return "no";
+  }
+  std::string s = khr ? "KHR [" : "NV [";
   for (size_t i = 0; i < c.matrix_shapes.size(); ++i) {
     const vk::MatrixShape& m = c.matrix_shapes[i];
     s += (i ? ", " : "") + std::to_string(m.m) + "x" + std::to_string(m.n) + "x" + std::to_string(m.k) + " " + m.a +

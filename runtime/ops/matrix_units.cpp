@@ -8,15 +8,15 @@
 namespace infini::ops {
 
 std::string missing_matrix_units(const vk::Capabilities& caps) {
-  constexpr uint32_t kLanes = 32;  // FRAG_LANES in common/fragments.glsl
-  if (!caps.cooperative_matrix_nv) return "cooperative matrices (VK_NV_cooperative_matrix)";
-  if (!caps.has_matrix_shape({16, 16, 16, "f16", "f16", "f32", "f32"}))
-    return "cooperative matrices of 16x16x16 f16 with f32 sums";
+  if (!caps.matrix_units_api()) return std::string("cooperative matrices (") + vk::matrix_units_extension() + ")";
+  if (!caps.fragment_shape().m)
+    return vk::matrix_units_on_khr() ? "cooperative matrices of f16 with f32 sums in 8s or 16s"
+                                     : "cooperative matrices of 16x16x16 f16 with f32 sums";
   if (!caps.vulkan_memory_model) return "vulkanMemoryModel";
   if (!caps.shader_float16) return "f16 arithmetic (shaderFloat16)";
-  if (!caps.subgroups_in_compute || !(caps.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) ||
-      caps.min_subgroup_size != kLanes || caps.max_subgroup_size != kLanes)
-    return "subgroups of exactly 32 lanes in compute shaders";
+  if (!(caps.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) || !caps.fragment_lanes())
+    return vk::matrix_units_on_khr() ? "subgroups of 32 lanes, or of a fixed size dividing 32, in compute shaders"
+                                     : "subgroups of exactly 32 lanes in compute shaders";
   if (!caps.compute_full_subgroups) return "full subgroups (computeFullSubgroups)";
   return {};
 }
@@ -43,7 +43,9 @@ MatrixUnits matrix_units_for_auto(const vk::Capabilities& caps) {
   if (!mode.empty() && mode != "off" && mode != "emulate")
     throw Error("INFINI_MATRIX_UNITS takes 'off' or 'emulate', not '" + mode + "'");
   if (mode == "off") return MatrixUnits::None;
-  if (supports_matrix_units(caps)) return MatrixUnits::Hardware;
+  // A CPU driver's matrix units (lavapipe's KHR ones) are lanes in a loop: its tuned kernels are
+  // faster there, so they are taken only when asked for (emulate runs what a GPU runs).
+  if (supports_matrix_units(caps) && (!caps.is_software() || mode == "emulate")) return MatrixUnits::Hardware;
   return mode == "emulate" && caps.shader_float16 ? MatrixUnits::Emulated : MatrixUnits::None;
 }
 

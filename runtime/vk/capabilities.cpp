@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "vk/buffer.hpp"
+#include "vk/cooperative_matrix_khr.hpp"
 #include "vk/device_quirks.hpp"
 
 namespace infini::vk {
@@ -104,7 +105,7 @@ bool external_buffers(VkPhysicalDevice device, VkExternalMemoryHandleTypeFlagBit
   vkGetPhysicalDeviceExternalBufferProperties(device, &info, &props);
   return (props.externalMemoryProperties.externalMemoryFeatures & features) == features;
 }
-const char* component_name(VkComponentTypeNV type) {
+const char* component_name(VkComponentTypeNV type) {  // the KHR values are the same
   switch (type) {
     case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
     case VK_COMPONENT_TYPE_FLOAT32_NV: return "f32";
@@ -142,7 +143,64 @@ bool probe_matrix_shapes_nv(VkInstance instance, VkPhysicalDevice device, std::v
   return !shapes.empty();
 }
 
+// The same for VK_KHR_cooperative_matrix, whose structures have the same fields.
+bool probe_matrix_shapes_khr(VkInstance instance, VkPhysicalDevice device, std::vector<MatrixShape>& shapes) {
+  VkPhysicalDeviceCooperativeMatrixPropertiesKHR stages{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &stages;
+  vkGetPhysicalDeviceProperties2(device, &props);
+  if (!(stages.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) return false;
+  const auto query = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  if (!query) return false;
+  uint32_t count = 0;
+  if (query(device, &count, nullptr) != VK_SUCCESS || count == 0) return false;
+  std::vector<VkCooperativeMatrixPropertiesKHR> list(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+  if (query(device, &count, list.data()) < VK_SUCCESS) return false;
+  list.resize(count);
+  for (const VkCooperativeMatrixPropertiesKHR& m : list)
+    if (m.scope == VK_SCOPE_SUBGROUP_KHR && !m.saturatingAccumulation)
+      shapes.push_back({m.MSize, m.NSize, m.KSize, component_name(VkComponentTypeNV(m.AType)),
+                        component_name(VkComponentTypeNV(m.BType)), component_name(VkComponentTypeNV(m.CType)),
+                        component_name(VkComponentTypeNV(m.ResultType))});
+  return !shapes.empty();
+}
+
 }  // namespace
+
+bool matrix_units_on_khr() noexcept { return INFINI_MATRIX_UNITS_KHR; }
+const char* matrix_units_extension() noexcept {
+  return matrix_units_on_khr() ? "VK_KHR_cooperative_matrix" : "VK_NV_cooperative_matrix";
+}
+
+bool Capabilities::matrix_units_api() const noexcept {
+  return matrix_units_on_khr() ? cooperative_matrix_khr : cooperative_matrix_nv;
+}
+
+uint32_t Capabilities::fragment_lanes() const noexcept {
+  if (!subgroups_in_compute) return 0;
+  // 32 where the subgroup is 32 or can be asked to be (pipeline_cache.cpp asks, see
+  // fragment_lanes_required); NV's fragments need 32. KHR's also take a fixed subgroup narrower
+  // than 32 that divides it: the kernels' warps of 32 invocations then leave the extra subgroups
+  // without fragments (common/fragments.glsl).
+  if (min_subgroup_size <= 32 && max_subgroup_size >= 32) return 32;
+  if (!matrix_units_on_khr() || min_subgroup_size != max_subgroup_size) return 0;
+  return subgroup_size >= 4 && 32 % subgroup_size == 0 ? subgroup_size : 0;
+}
+
+bool Capabilities::fragment_lanes_required() const noexcept {
+  return fragment_lanes() == 32 && min_subgroup_size != max_subgroup_size;
+}
+
+MatrixShape Capabilities::fragment_shape() const {
+  const MatrixShape full{16, 16, 16, "f16", "f16", "f32", "f32"};
+  if (has_matrix_shape(full) || !matrix_units_on_khr()) return has_matrix_shape(full) ? full : MatrixShape{};
+  const auto divides = [](uint32_t size) { return size == 8 || size == 16; };
+  for (const MatrixShape& s : matrix_shapes)
+    if (s.a == "f16" && s.b == "f16" && s.c == "f32" && s.d == "f32" && divides(s.m) && divides(s.n) && divides(s.k))
+      return s;
+  return {};
+}
 
 bool Capabilities::has_matrix_shape(const MatrixShape& shape) const noexcept {
   for (const MatrixShape& s : matrix_shapes)
@@ -265,6 +323,9 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
   chain(core12, memory_model);  // enabled through the 1.2 feature structure only
   const bool matrix_nv_ext = has(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   chain(matrix_nv_ext, matrix_nv);
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR matrix_khr{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  const bool matrix_khr_ext = has(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  chain(matrix_khr_ext, matrix_khr);
   vkGetPhysicalDeviceFeatures2(device, &features);
   c.shader_float16 = float16_int8.shaderFloat16;
   c.shader_int8 = float16_int8.shaderInt8;
@@ -280,11 +341,15 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
   }
   c.integer_dot_product = c.api_version >= VK_API_VERSION_1_3 ||
                           has(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
-  c.cooperative_matrix_khr = has("VK_KHR_cooperative_matrix");
   c.vulkan_memory_model = memory_model.vulkanMemoryModel;
   c.vulkan_memory_model_device_scope = memory_model.vulkanMemoryModelDeviceScope;
-  c.cooperative_matrix_nv = matrix_nv_ext && matrix_nv.cooperativeMatrix && instance;
-  if (c.cooperative_matrix_nv) c.cooperative_matrix_nv = probe_matrix_shapes_nv(instance, device, c.matrix_shapes);
+  // Shapes of the API this build's kernels use (matrix_units_on_khr); the other is only reported.
+  std::vector<MatrixShape> shapes_nv, shapes_khr;
+  c.cooperative_matrix_nv = matrix_nv_ext && matrix_nv.cooperativeMatrix && instance &&
+                            probe_matrix_shapes_nv(instance, device, shapes_nv);
+  c.cooperative_matrix_khr = matrix_khr_ext && matrix_khr.cooperativeMatrix && instance &&
+                             probe_matrix_shapes_khr(instance, device, shapes_khr);
+  c.matrix_shapes = matrix_units_on_khr() ? shapes_khr : shapes_nv;
   c.memory_budget = has(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
   // Memory heaps.

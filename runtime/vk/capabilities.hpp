@@ -57,11 +57,13 @@ struct Capabilities {
   bool storage_buffer_16bit = false;
   bool storage_buffer_8bit = false;
   bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product
-  bool cooperative_matrix_khr = false;  // the extension is listed (infini has no KHR kernels yet)
-  // VK_NV_cooperative_matrix with its feature, in compute shaders, and the fragment shapes it offers.
+  // Cooperative matrices: VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix, each with its
+  // feature, in compute shaders, with subgroup-scope shapes. This build's matrix-unit kernels use
+  // one of them (matrix_units_on_khr()); matrix_shapes are that one's.
+  bool cooperative_matrix_khr = false;
   bool cooperative_matrix_nv = false;
   std::vector<MatrixShape> matrix_shapes;
-  bool vulkan_memory_model = false;  // Vulkan 1.2's vulkanMemoryModel (the NV matrix kernels use it)
+  bool vulkan_memory_model = false;  // Vulkan 1.2's vulkanMemoryModel (the matrix-unit kernels use it)
   bool vulkan_memory_model_device_scope = false;  // its device-scope barriers (vulkanMemoryModelDeviceScope)
   bool timeline_semaphore = false;
   bool memory_budget = false;  // VK_EXT_memory_budget: free device memory can be asked for
@@ -96,8 +98,21 @@ struct Capabilities {
 
   bool has_device_uuid() const noexcept;
   bool has_matrix_shape(const MatrixShape& shape) const noexcept;
+  bool matrix_units_api() const noexcept;  // the cooperative-matrix extension this build's kernels use
+  // The f16 x f16 + f32 shape the kernels' 16 x 16 fragments are made of: 16x16x16, or for KHR a
+  // shape of 8s and 16s (lavapipe's 8x8x8) tiled to 16 x 16; m = 0 where there is none.
+  MatrixShape fragment_shape() const;
+  // The lanes of the subgroups that hold matrix-unit fragments: 32, or for KHR a fixed size that
+  // divides 32; 0 where neither. Required means the pipelines must ask for 32 (size control).
+  uint32_t fragment_lanes() const noexcept;
+  bool fragment_lanes_required() const noexcept;
   bool is_software() const noexcept { return type == DeviceType::Cpu; }
 };
+
+// Whether this build's matrix-unit kernels are on VK_KHR_cooperative_matrix (its glslang compiled
+// GL_KHR_cooperative_matrix) rather than VK_NV_cooperative_matrix.
+bool matrix_units_on_khr() noexcept;
+const char* matrix_units_extension() noexcept;
 
 // `instance_api_version`: what the instance was created for; the record's api_version is the lower
 // of it and the device's, and only structures of that version (or of extensions the device lists)

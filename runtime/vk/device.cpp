@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "vk/check.hpp"
+#include "vk/cooperative_matrix_khr.hpp"
 #include "vk/device_profile.hpp"
 #include "vk/instance.hpp"
 #include "vk/pipeline_cache.hpp"
@@ -28,10 +29,10 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     caps_.max_storage_buffers_per_stage = std::min(caps_.max_storage_buffers_per_stage, options.max_storage_buffers);
   if (options.discrete_memory) caps_.unified_memory = false;
   if (options.profile) apply_device_profile(caps_, *options.profile);
-  // The Vulkan memory model only for the kernels that need it (the NV matrix ones): with it on,
+  // The Vulkan memory model only for the kernels that need it (the matrix-unit ones): with it on,
   // a kernel's device-scope barriers also need vulkanMemoryModelDeviceScope, which some drivers
   // (lavapipe among them) lack, and the GLSL kernels' barriers and atomics are device-scope.
-  caps_.vulkan_memory_model = caps_.vulkan_memory_model && caps_.cooperative_matrix_nv;
+  caps_.vulkan_memory_model = caps_.vulkan_memory_model && caps_.matrix_units_api();
   caps_.vulkan_memory_model_device_scope = caps_.vulkan_memory_model && caps_.vulkan_memory_model_device_scope;
 
   // Enable only what caps_ says (the device's features, lowered by a profile); the pipeline cache
@@ -76,8 +77,14 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     chain(size_control);
     if (caps_.api_version < VK_API_VERSION_1_3) extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   }
+  // The cooperative-matrix extension of this build's kernels, where the device has it.
   VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix_nv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-  if (caps_.cooperative_matrix_nv) {
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR matrix_khr{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  if (caps_.matrix_units_api() && matrix_units_on_khr()) {
+    matrix_khr.cooperativeMatrix = VK_TRUE;
+    chain(matrix_khr);
+    extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  } else if (caps_.matrix_units_api()) {
     matrix_nv.cooperativeMatrix = VK_TRUE;
     chain(matrix_nv);
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);

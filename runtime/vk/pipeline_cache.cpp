@@ -109,17 +109,35 @@ const Pipeline& PipelineCache::get(const KernelSource& kernel, std::span<const u
 
   std::vector<VkSpecializationMapEntry> entries(spec_constants.size());
   for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, i * 4u, 4};
-  VkSpecializationInfo spec{static_cast<uint32_t>(entries.size()), entries.data(), spec_constants.size_bytes(),
-                            spec_constants.data()};
+  std::vector<uint32_t> values(spec_constants.begin(), spec_constants.end());
+  if (needs.cooperative_matrix_khr) {
+    // The device's fragment shape, constants 20-22 of common/fragments.glsl.
+    const MatrixShape shape = device_.caps().fragment_shape();
+    for (const uint32_t size : {shape.m, shape.n, shape.k}) {
+      entries.push_back({uint32_t(20 + entries.size() - spec_constants.size()), uint32_t(values.size() * 4), 4});
+      values.push_back(size);
+    }
+  }
+  VkSpecializationInfo spec{static_cast<uint32_t>(entries.size()), entries.data(), values.size() * sizeof(uint32_t),
+                            values.data()};
 
   VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
   info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   info.stage.module = module_handle;
   info.stage.pName = "main";
-  info.stage.pSpecializationInfo = spec_constants.empty() ? nullptr : &spec;
-  // Cooperative matrices are operated on by whole subgroups: every lane of each must be there.
-  if (needs.cooperative_matrix_nv) info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+  info.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
+  // Cooperative matrices are operated on by whole subgroups: every lane of each must be there,
+  // and where the size varies (32 to 64 on AMD) it is asked to be the fragments' 32.
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo lanes{
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+  if (needs.cooperative_matrix_nv || needs.cooperative_matrix_khr) {
+    info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    if (device_.caps().fragment_lanes_required()) {
+      lanes.requiredSubgroupSize = device_.caps().fragment_lanes();
+      info.stage.pNext = &lanes;
+    }
+  }
   info.layout = layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
   INFINI_VK_CHECK(vkCreateComputePipelines(dev, cache_.get(), 1, &info, nullptr, &pipeline));

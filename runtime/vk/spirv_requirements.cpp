@@ -136,6 +136,7 @@ SpirvRequirements spirv_requirements(std::span<const uint32_t> words, std::span<
           case 4448: out.storage_8bit = true; break;   // StorageBuffer8BitAccess
           case 5345: out.vulkan_memory_model = true; break;    // VulkanMemoryModel
           case 5357: out.cooperative_matrix_nv = true; break;  // CooperativeMatrixNV
+          case 6022: out.cooperative_matrix_khr = true; break;  // CooperativeMatrixKHR
           default: out.subgroup_operations |= subgroup_bit(w[1]);
         }
         break;
@@ -231,8 +232,15 @@ std::string unmet_requirement(std::string_view kernel, const SpirvRequirements& 
     return k + " needs storageBuffer8BitAccess, which the device does not have";
   if (needs.cooperative_matrix_nv && !caps.cooperative_matrix_nv)
     return k + " needs cooperative matrices (VK_NV_cooperative_matrix), which the device does not have";
-  if (needs.cooperative_matrix_nv && !caps.compute_full_subgroups)
+  if (needs.cooperative_matrix_khr && !caps.cooperative_matrix_khr)
+    return k + " needs cooperative matrices (VK_KHR_cooperative_matrix), which the device does not have";
+  if (needs.cooperative_matrix_khr && !caps.fragment_shape().m)
+    return k + " needs cooperative matrices of f16 with f32 sums in 8s or 16s, which the device does not have";
+  if ((needs.cooperative_matrix_nv || needs.cooperative_matrix_khr) && !caps.compute_full_subgroups)
     return k + " needs full subgroups (computeFullSubgroups) for its cooperative matrices, which the device does not have";
+  if ((needs.cooperative_matrix_nv || needs.cooperative_matrix_khr) && !caps.fragment_lanes())
+    return k + " needs subgroups of 32 lanes (or, for KHR, a fixed size dividing 32) for its cooperative matrices, "
+               "which the device does not have";
   if (needs.vulkan_memory_model && !caps.vulkan_memory_model)
     return k + " needs vulkanMemoryModel, which the device does not have";
   if (needs.subgroup_operations) {

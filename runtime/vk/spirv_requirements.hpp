@@ -23,8 +23,9 @@ struct SpirvRequirements {
   bool int8 = false;                        // Int8 arithmetic (shaderInt8)
   bool storage_16bit = false;               // StorageBuffer16BitAccess
   bool storage_8bit = false;                // StorageBuffer8BitAccess
-  bool cooperative_matrix_nv = false;       // CooperativeMatrixNV (VK_NV_cooperative_matrix); the
-                                            // pipeline then requires full subgroups
+  bool cooperative_matrix_nv = false;       // CooperativeMatrixNV (VK_NV_cooperative_matrix) or
+  bool cooperative_matrix_khr = false;      // CooperativeMatrixKHR: the pipeline then requires full
+                                            // subgroups of the fragments' lanes
   bool vulkan_memory_model = false;         // VulkanMemoryModel (vulkanMemoryModel)
   VkSubgroupFeatureFlags subgroup_operations = 0;  // GroupNonUniform* capabilities as Vulkan bits
 };
