@@ -2,8 +2,8 @@
 # Sets up a private Mesa lavapipe with VK_KHR_cooperative_matrix (Debian unstable's Mesa 26, with
 # its glibc, LLVM, Vulkan loader, validation layer and glslang), so that the matrix-unit kernels can
 # be built on KHR and run on a CPU, on Debian 12 or any x86-64 Linux, without touching the system.
-# Nothing is installed: the packages are unpacked under DIR (about 300 MB) and run through their
-# own dynamic loader.
+# Nothing is installed: the packages are unpacked under DIR (about 500 MB with the downloads) and
+# run through their own dynamic loader.
 #
 #   scripts/lavapipe-khr.sh [DIR]          (default /tmp/lavapipe-khr)
 #   cmake -S . -B build-khr -G Ninja -DVulkan_GLSLANG_VALIDATOR_EXECUTABLE=DIR/glslangValidator \
@@ -11,6 +11,8 @@
 #   LP_NUM_THREADS=2 DIR/run build-khr/infini_tests
 #
 # Debian unstable moves: what it fetches is whatever it has that day (Mesa 26.2.6 when written).
+# Its validation layer (1.4.363) then crashed at process exit after cooperative-matrix pipelines,
+# once every test had passed; VK_LOADER_LAYERS_DISABLE='~all~' runs without it.
 set -eu
 DIR=${1:-/tmp/lavapipe-khr}
 MIRROR=http://deb.debian.org/debian

@@ -1,7 +1,10 @@
 #include "gpu_fixture.hpp"
 
+#include <cstdlib>
 #include <exception>
+#include <string>
 
+#include "ops/matrix_units.hpp"
 #include "vk/device_profile.hpp"
 
 namespace infini::test {
@@ -63,6 +66,12 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
   std::vector<float> out(n);
   for (float& v : out) v = dist(rng);
   return out;
+}
+
+bool auto_takes_matrix_units(const vk::Capabilities& caps) {
+  const char* mode = std::getenv("INFINI_MATRIX_UNITS");
+  const bool emulate = mode && std::string(mode) == "emulate";
+  return ops::supports_matrix_units(caps) && (!caps.is_software() || emulate);
 }
 
 }  // namespace infini::test

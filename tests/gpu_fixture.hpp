@@ -17,6 +17,10 @@ vk::Instance& instance();
 // Opens another logical device on the same physical device (for cache and multi-device tests).
 std::unique_ptr<vk::Device> open_second_device(const vk::DeviceOptions& options = {});
 
+// Whether auto kernels take the matrix units here, as the README states the rule: on GPUs that
+// have them, and on a CPU driver that has them (lavapipe 26) only under INFINI_MATRIX_UNITS=emulate.
+bool auto_takes_matrix_units(const vk::Capabilities& caps);
+
 class GpuTest {
  public:
   GpuTest();

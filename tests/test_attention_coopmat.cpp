@@ -78,7 +78,6 @@ TEST_CASE_METHOD(GpuTest, "coopmat attention on matrix units against the float64
 TEST_CASE_METHOD(GpuTest, "the matrix attention takes D a multiple of 16 and Dv of 32 that fit; auto falls back",
                  "[gpu][layer]") {
   const std::vector<float> beta(4, 0.0f);
-  const bool units = ops::supports_matrix_units(device().caps());
   if (device().caps().shader_float16) {
     CHECK_THROWS_WITH(ops::InfiniAttentionLayer(device(), {4, 2, 40, 64}, segment_of(16), ElementType::F32, beta,
                                                 AttentionKernel::MatrixEmulated),
@@ -94,8 +93,7 @@ TEST_CASE_METHOD(GpuTest, "the matrix attention takes D a multiple of 16 and Dv 
   const ops::InfiniAttentionLayer odd(device(), {4, 2, 40, 64}, segment_of(16), ElementType::F32, beta);
   CHECK(odd.attention_kernel() != AttentionKernel::Matrix);
   const ops::InfiniAttentionLayer even(device(), {4, 2, 64, 64}, segment_of(16), ElementType::F32, beta);
-  // auto: matrix units on GPUs that have them; a CPU driver's (lavapipe 26's KHR ones) only under emulate
-  CHECK((even.attention_kernel() == AttentionKernel::Matrix) == (units && !device().caps().is_software()));
+  CHECK((even.attention_kernel() == AttentionKernel::Matrix) == auto_takes_matrix_units(device().caps()));
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ TEST_CASE_METHOD(GpuTest, "coopmat on matrix units against the float64 reference
 TEST_CASE_METHOD(GpuTest, "auto takes the matrix units exactly where the device has them, for f16 and block weights",
                  "[gpu][matmul]") {
   const vk::Capabilities& caps = device().caps();
-  const bool units = ops::supports_matrix_units(caps) && !caps.is_software();
+  const bool units = auto_takes_matrix_units(caps);
   CHECK(ops::Matmul(device(), ElementType::F32, ElementType::F16).uses_matrix_units() == units);
   CHECK(ops::Matmul(device(), ElementType::F32, ElementType::Q4_K).uses_matrix_units() == units);
   CHECK_FALSE(ops::Matmul(device(), ElementType::F32, ElementType::F32).uses_matrix_units());  // f16 would lose precision
