@@ -32,6 +32,17 @@ $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decod
 
 step "matrix units: the coopmat kernels (matmul, attention, memory) against the float64 references first (they had never run on them)"
 ./build/infini_tests "[matmul],*coopmat*"
+# A second build whose kernels are on VK_KHR_cooperative_matrix (./build is on NV when built with
+# Debian 12's glslang): build it here with scripts/lavapipe-khr.sh's glslang and carry only its
+# two programs, build-khr/infini and build-khr/infini_tests (11 MB).
+if [ -x ./build-khr/infini ]; then
+  step "matrix units on KHR: the same tests, and the 4096^3 matmul on NV and KHR"
+  ./build-khr/infini devices
+  ./build-khr/infini_tests "[matmul],*coopmat*"
+  for build in build build-khr; do
+    ./$build/infini bench --workload matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat --repeat 10
+  done
+fi
 step "prefill-shaped matmuls: coopmat (matrix units) against the tiled kernel, and the f32 FMA peak"
 $infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16,f32-f16 --matmul-kernel tiled,coopmat --repeat 10
 $infini bench --workload matmul --m 512 --n 5632 --k 2048 --dtype f32-f16,f32-q4_k --matmul-kernel tiled,coopmat --repeat 10

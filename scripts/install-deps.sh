@@ -11,6 +11,7 @@ packages=(
   libcpp-httplib-dev libhiredis-dev redis-server
   python3 python3-numpy python3-torch
   clang
+  curl xz-utils  # scripts/lavapipe-khr.sh (the KHR matrix-unit tests)
 )
 # libFuzzer and the sanitizer runtimes: their own package on Debian 12, inside clang elsewhere.
 if apt-cache show libclang-rt-dev >/dev/null 2>&1; then packages+=(libclang-rt-dev); fi

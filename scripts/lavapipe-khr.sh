@@ -20,11 +20,12 @@ mkdir -p "$DIR/debs" "$DIR/root"
 cd "$DIR"
 [ -f Packages.xz ] || curl -fsS -o Packages.xz "$MIRROR/dists/sid/main/binary-amd64/Packages.xz"
 # The packages and everything they depend on (first alternatives; virtual packages by provider).
-python3 - Packages.xz mesa-vulkan-drivers libvulkan1 vulkan-validationlayers glslang-tools spirv-tools \
+xz -dc Packages.xz > Packages
+python3 - Packages mesa-vulkan-drivers libvulkan1 vulkan-validationlayers glslang-tools spirv-tools \
     libc6 libstdc++6 libgcc-s1 > files.txt <<'PY'
-import lzma, re, sys
+import re, sys
 packages, providers = {}, {}
-for block in lzma.open(sys.argv[1]).read().decode().split("\n\n"):
+for block in open(sys.argv[1], encoding="utf-8").read().split("\n\n"):
     fields = dict(re.findall(r"^([A-Za-z-]+): (.*)$", block, re.M))
     if "Package" not in fields: continue
     packages[fields["Package"]] = fields

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "spirv/matrix_units_api.h"
 #include "vk/buffer.hpp"
 #include "vk/cooperative_matrix_khr.hpp"
 #include "vk/device_quirks.hpp"
