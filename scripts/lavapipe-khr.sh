@@ -6,9 +6,8 @@
 # run through their own dynamic loader.
 #
 #   scripts/lavapipe-khr.sh [DIR]          (default /tmp/lavapipe-khr)
-#   cmake -S . -B build-khr -G Ninja -DVulkan_GLSLANG_VALIDATOR_EXECUTABLE=DIR/glslangValidator \
-#         -DINFINI_SPIRV_VAL=DIR/spirv-val && ninja -C build-khr
-#   LP_NUM_THREADS=2 DIR/run build-khr/infini_tests
+#   cmake -S . -B build -DINFINI_GLSLANG_KHR=DIR/glslangValidator && ninja -C build
+#   cd build && LP_NUM_THREADS=2 DIR/run ./infini_tests
 #
 # Debian unstable moves: what it fetches is whatever it has that day (Mesa 26.2.6 when written).
 # Its validation layer (1.4.363) then crashed at process exit after cooperative-matrix pipelines,
