@@ -33,8 +33,10 @@ $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decod
 step "matrix units: the coopmat kernels (matmul, attention, memory) against the float64 references first (they had never run on them)"
 ./build/infini_tests "[matmul],*coopmat*"
 # A second build whose kernels are on VK_KHR_cooperative_matrix (./build is on NV when built with
-# Debian 12's glslang): build it here with scripts/lavapipe-khr.sh's glslang and carry only its
-# two programs, build-khr/infini and build-khr/infini_tests (11 MB).
+# Debian 12's glslang). Make it here and carry "build-khr" too (11 MB):
+#   scripts/lavapipe-khr.sh /tmp/lk && cmake -S . -B build -DINFINI_GLSLANG_KHR=/tmp/lk/glslangValidator &&
+#   ninja -C build && mkdir -p build-khr && cp build/infini build/infini_tests build-khr/ &&
+#   cmake -S . -B build -DINFINI_GLSLANG_KHR= && ninja -C build
 if [ -x ./build-khr/infini ]; then
   step "matrix units on KHR: the same tests, and the 4096^3 matmul on NV and KHR"
   ./build-khr/infini devices

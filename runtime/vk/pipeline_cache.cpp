@@ -112,6 +112,9 @@ const Pipeline& PipelineCache::get(const KernelSource& kernel, std::span<const u
   std::vector<uint32_t> values(spec_constants.begin(), spec_constants.end());
   if (needs.cooperative_matrix_khr) {
     // The device's fragment shape, constants 20-22 of common/fragments.glsl.
+    if (spec_constants.size() > 20)
+      throw Error("kernel " + std::string(kernel.name) + " has " + std::to_string(spec_constants.size()) +
+                  " specialization constants; ids 20-22 are the matrix fragments' shape");
     const MatrixShape shape = device_.caps().fragment_shape();
     for (const uint32_t size : {shape.m, shape.n, shape.k}) {
       entries.push_back({uint32_t(20 + entries.size() - spec_constants.size()), uint32_t(values.size() * 4), 4});
