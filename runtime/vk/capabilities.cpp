@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "spirv/matrix_units_api.h"
@@ -121,50 +122,55 @@ const char* component_name(VkComponentTypeNV type) {  // the KHR values are the 
   }
 }
 
-// The subgroup-scope fragment shapes of VK_NV_cooperative_matrix, in compute shaders. False when
-// the query is missing or offers none usable.
-bool probe_matrix_shapes_nv(VkInstance instance, VkPhysicalDevice device, std::vector<MatrixShape>& shapes) {
-  VkPhysicalDeviceCooperativeMatrixPropertiesNV stages{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+// The subgroup-scope fragment shapes of a cooperative-matrix extension in compute shaders, through
+// its stage property (Stages), its query (Query, named query_name) and its shape record (Props),
+// which NV and KHR spell alike but for the result's name. False when the query is missing or
+// offers none that `shape` takes.
+template <class Stages, class Props, class Query, class ToShape>
+bool probe_matrix_shapes(VkInstance instance, VkPhysicalDevice device, VkStructureType stages_type,
+                         VkStructureType props_type, const char* query_name, ToShape shape,
+                         std::vector<MatrixShape>& shapes) {
+  Stages stages{stages_type};
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &stages;
   vkGetPhysicalDeviceProperties2(device, &props);
   if (!(stages.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) return false;
-  const auto query = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  const auto query = reinterpret_cast<Query>(vkGetInstanceProcAddr(instance, query_name));
   if (!query) return false;
   uint32_t count = 0;
   if (query(device, &count, nullptr) != VK_SUCCESS || count == 0) return false;
-  std::vector<VkCooperativeMatrixPropertiesNV> list(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  std::vector<Props> list(count, Props{props_type});
   if (query(device, &count, list.data()) < VK_SUCCESS) return false;
   list.resize(count);
-  for (const VkCooperativeMatrixPropertiesNV& m : list)
-    if (m.scope == VK_SCOPE_SUBGROUP_NV)
-      shapes.push_back({m.MSize, m.NSize, m.KSize, component_name(m.AType), component_name(m.BType),
-                        component_name(m.CType), component_name(m.DType)});
+  for (const Props& m : list)
+    if (m.scope == VK_SCOPE_SUBGROUP_NV)  // KHR's subgroup scope has the same value
+      if (std::optional<MatrixShape> s = shape(m)) shapes.push_back(*s);
   return !shapes.empty();
 }
 
-// The same for VK_KHR_cooperative_matrix, whose structures have the same fields.
+bool probe_matrix_shapes_nv(VkInstance instance, VkPhysicalDevice device, std::vector<MatrixShape>& shapes) {
+  const auto shape = [](const VkCooperativeMatrixPropertiesNV& m) -> std::optional<MatrixShape> {
+    return MatrixShape{m.MSize, m.NSize, m.KSize, component_name(m.AType), component_name(m.BType),
+                       component_name(m.CType), component_name(m.DType)};
+  };
+  return probe_matrix_shapes<VkPhysicalDeviceCooperativeMatrixPropertiesNV, VkCooperativeMatrixPropertiesNV,
+                             PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      instance, device, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV,
+      VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", shape,
+      shapes);
+}
+
 bool probe_matrix_shapes_khr(VkInstance instance, VkPhysicalDevice device, std::vector<MatrixShape>& shapes) {
-  VkPhysicalDeviceCooperativeMatrixPropertiesKHR stages{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
-  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  props.pNext = &stages;
-  vkGetPhysicalDeviceProperties2(device, &props);
-  if (!(stages.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) return false;
-  const auto query = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-  if (!query) return false;
-  uint32_t count = 0;
-  if (query(device, &count, nullptr) != VK_SUCCESS || count == 0) return false;
-  std::vector<VkCooperativeMatrixPropertiesKHR> list(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
-  if (query(device, &count, list.data()) < VK_SUCCESS) return false;
-  list.resize(count);
-  for (const VkCooperativeMatrixPropertiesKHR& m : list)
-    if (m.scope == VK_SCOPE_SUBGROUP_KHR && !m.saturatingAccumulation)
-      shapes.push_back({m.MSize, m.NSize, m.KSize, component_name(VkComponentTypeNV(m.AType)),
-                        component_name(VkComponentTypeNV(m.BType)), component_name(VkComponentTypeNV(m.CType)),
-                        component_name(VkComponentTypeNV(m.ResultType))});
-  return !shapes.empty();
+  const auto shape = [](const VkCooperativeMatrixPropertiesKHR& m) -> std::optional<MatrixShape> {
+    if (m.saturatingAccumulation) return std::nullopt;  // integer shapes only; never what the kernels use
+    const auto name = [](VkComponentTypeKHR t) { return component_name(VkComponentTypeNV(t)); };
+    return MatrixShape{m.MSize, m.NSize, m.KSize, name(m.AType), name(m.BType), name(m.CType), name(m.ResultType)};
+  };
+  return probe_matrix_shapes<VkPhysicalDeviceCooperativeMatrixPropertiesKHR, VkCooperativeMatrixPropertiesKHR,
+                             PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      instance, device, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR,
+      VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", shape,
+      shapes);
 }
 
 }  // namespace
