@@ -209,7 +209,7 @@ TEST_CASE("the matrix kernel asks for cooperative matrices and the Vulkan memory
   }
   CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("needs full subgroups"));
   caps.compute_full_subgroups = true;
-  // Subgroups: 32 lanes, or asked to be 32, or (KHR) a fixed size that divides 32.
+  // Subgroups: 32 lanes, or asked to be 32, or (KHR) sizes that divide 32.
   caps.subgroup_size = caps.min_subgroup_size = caps.max_subgroup_size = 64;
   CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("subgroups of 32 lanes"));
   caps.min_subgroup_size = 32;
@@ -218,6 +218,10 @@ TEST_CASE("the matrix kernel asks for cooperative matrices and the Vulkan memory
   caps.subgroup_size = caps.min_subgroup_size = caps.max_subgroup_size = 8;
   CHECK(caps.fragment_lanes() == (khr ? 8u : 0u));
   CHECK_FALSE(caps.fragment_lanes_required());
+  caps.min_subgroup_size = 8;  // Intel: KHR lets the driver pick any of 8 to 32; NV asks for 32
+  caps.max_subgroup_size = 32;
+  CHECK(caps.fragment_lanes() == 32);
+  CHECK(caps.fragment_lanes_required() == !khr);
   caps.subgroup_size = caps.min_subgroup_size = caps.max_subgroup_size = 32;
   CHECK(caps.fragment_lanes() == 32);
   CHECK_FALSE(caps.fragment_lanes_required());

@@ -15,7 +15,7 @@ std::string missing_matrix_units(const vk::Capabilities& caps) {
   if (!caps.vulkan_memory_model) return "vulkanMemoryModel";
   if (!caps.shader_float16) return "f16 arithmetic (shaderFloat16)";
   if (!(caps.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) || !caps.fragment_lanes())
-    return vk::matrix_units_on_khr() ? "subgroups of 32 lanes, or of a fixed size dividing 32, in compute shaders"
+    return vk::matrix_units_on_khr() ? "subgroups of sizes dividing 32 (or 32 asked for) in compute shaders"
                                      : "subgroups of exactly 32 lanes in compute shaders";
   if (!caps.compute_full_subgroups) return "full subgroups (computeFullSubgroups)";
   return {};

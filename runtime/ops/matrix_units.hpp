@@ -1,9 +1,10 @@
 #pragma once
 // Whether a device can run the kernels built on common/fragments.glsl with hardware fragments
 // (MATRIX_UNITS): the cooperative-matrix extension this build's kernels use (KHR, or NV where the
-// build's glslang lacks KHR) with 16x16x16 f16 x f16 + f32 fragments at subgroup scope, the Vulkan
+// build's glslang lacks KHR) with f16 x f16 + f32 fragments at subgroup scope (NV 16x16x16, KHR
+// 8s and 16s, see Capabilities::fragment_shape), the Vulkan
 // memory model those shaders are compiled for, f16 arithmetic, and subgroups of 32 lanes (fixed,
-// or asked for with size control; KHR also takes a fixed size dividing 32), launched full
+// or asked for with size control; KHR also takes sizes dividing 32), launched full
 // (computeFullSubgroups). Matmul and attention both ask here.
 #include <cstdint>
 #include <initializer_list>

@@ -184,19 +184,22 @@ bool Capabilities::matrix_units_api() const noexcept {
   return matrix_units_on_khr() ? cooperative_matrix_khr : cooperative_matrix_nv;
 }
 
+namespace {
+// Whether fragments may live in subgroups of n lanes: NV's need 32; KHR's any size dividing 32,
+// since the kernels' warps of 32 invocations leave the extra subgroups out (common/fragments.glsl).
+bool fragments_fit(uint32_t n) { return matrix_units_on_khr() ? n >= 4 && n <= 32 && 32 % n == 0 : n == 32; }
+}  // namespace
+
 uint32_t Capabilities::fragment_lanes() const noexcept {
   if (!subgroups_in_compute) return 0;
-  // 32 where the subgroup is 32 or can be asked to be (pipeline_cache.cpp asks, see
-  // fragment_lanes_required); NV's fragments need 32. KHR's also take a fixed subgroup narrower
-  // than 32 that divides it: the kernels' warps of 32 invocations then leave the extra subgroups
-  // without fragments (common/fragments.glsl).
-  if (min_subgroup_size <= 32 && max_subgroup_size >= 32) return 32;
-  if (!matrix_units_on_khr() || min_subgroup_size != max_subgroup_size) return 0;
-  return subgroup_size >= 4 && 32 % subgroup_size == 0 ? subgroup_size : 0;
+  // Every size the driver may pick fits (NVIDIA's 32, lavapipe's 8, Intel's 8 to 32): it picks,
+  // as cooperative matrices may need; else 32 if it can be asked for (AMD's 32 to 64).
+  if (fragments_fit(min_subgroup_size) && fragments_fit(max_subgroup_size)) return max_subgroup_size;
+  return min_subgroup_size <= 32 && max_subgroup_size >= 32 ? 32 : 0;
 }
 
 bool Capabilities::fragment_lanes_required() const noexcept {
-  return fragment_lanes() == 32 && min_subgroup_size != max_subgroup_size;
+  return fragment_lanes() && !(fragments_fit(min_subgroup_size) && fragments_fit(max_subgroup_size));
 }
 
 MatrixShape Capabilities::fragment_shape() const {

@@ -102,8 +102,9 @@ struct Capabilities {
   // The f16 x f16 + f32 shape the kernels' 16 x 16 fragments are made of: 16x16x16, or for KHR a
   // shape of 8s and 16s (lavapipe's 8x8x8) tiled to 16 x 16; m = 0 where there is none.
   MatrixShape fragment_shape() const;
-  // The lanes of the subgroups that hold matrix-unit fragments: 32, or for KHR a fixed size that
-  // divides 32; 0 where neither. Required means the pipelines must ask for 32 (size control).
+  // The (largest) lanes of the subgroups that hold matrix-unit fragments: 32 for NV, any size
+  // dividing 32 for KHR; 0 where the device's sizes do not fit. Required: the device may pick a
+  // size that does not fit, so the pipelines ask for 32 (size control).
   uint32_t fragment_lanes() const noexcept;
   bool fragment_lanes_required() const noexcept;
   bool is_software() const noexcept { return type == DeviceType::Cpu; }

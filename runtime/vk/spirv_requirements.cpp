@@ -239,7 +239,7 @@ std::string unmet_requirement(std::string_view kernel, const SpirvRequirements& 
   if ((needs.cooperative_matrix_nv || needs.cooperative_matrix_khr) && !caps.compute_full_subgroups)
     return k + " needs full subgroups (computeFullSubgroups) for its cooperative matrices, which the device does not have";
   if ((needs.cooperative_matrix_nv || needs.cooperative_matrix_khr) && !caps.fragment_lanes())
-    return k + " needs subgroups of 32 lanes (or, for KHR, a fixed size dividing 32) for its cooperative matrices, "
+    return k + " needs subgroups of 32 lanes (or, for KHR, of sizes dividing 32) for its cooperative matrices, "
                "which the device does not have";
   if (needs.vulkan_memory_model && !caps.vulkan_memory_model)
     return k + " needs vulkanMemoryModel, which the device does not have";
