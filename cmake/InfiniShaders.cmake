@@ -10,7 +10,7 @@
 #
 # Matrix units: variants that define MATRIX_UNITS use the hardware fragments of
 # common/fragments.glsl. Where a glslang that compiles GL_KHR_cooperative_matrix is at hand
-# (glslang 13 and later: Ubuntu 24.04, Debian 13) they are built on it (MATRIX_UNITS_KHR, every
+# (Ubuntu 24.04's, Debian 13's; not Debian 12's 12) they are built on it (MATRIX_UNITS_KHR, every
 # vendor's matrix units); else on GL_NV_cooperative_matrix, which only NVIDIA drivers run. That
 # glslang is the build's own, or INFINI_GLSLANG_KHR for these variants alone (a newer one beside an
 # older system glslang, e.g. scripts/lavapipe-khr.sh's; the spirv-val beside it, if any, checks
