@@ -67,6 +67,11 @@ function(infini_add_shader_library target)
   cmake_parse_arguments(ARG "" "INCLUDE_DIR" "SOURCES" ${ARGN})
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/generated)
   file(MAKE_DIRECTORY ${out_dir}/spirv)
+  # What the matrix-unit variants are built with, written only when it changes: their dependency,
+  # so that every generator rebuilds them when it does (Ninja would from the command line alone).
+  execute_process(COMMAND ${glslang_khr} --version OUTPUT_VARIABLE khr_version ERROR_QUIET)
+  set(matrix_units_stamp ${out_dir}/matrix_units.stamp)
+  file(CONFIGURE OUTPUT ${matrix_units_stamp} CONTENT "khr=${INFINI_MATRIX_UNITS_KHR} glslang=${glslang_khr}\n${khr_version}")
   set(headers)
   foreach(src IN LISTS ARG_SOURCES)
     get_filename_component(src_abs ${src} ABSOLUTE)
@@ -91,10 +96,14 @@ function(infini_add_shader_library target)
       endif()
       set(glslang ${Vulkan_GLSLANG_VALIDATOR_EXECUTABLE})
       set(spirv_val ${INFINI_SPIRV_VAL})
-      if(INFINI_MATRIX_UNITS_KHR AND "-DMATRIX_UNITS" IN_LIST defines)
-        list(APPEND defines -DMATRIX_UNITS_KHR)
-        set(glslang ${glslang_khr})
-        set(spirv_val ${spirv_val_khr})
+      set(stamp)
+      if("-DMATRIX_UNITS" IN_LIST defines)
+        set(stamp ${matrix_units_stamp})  # rebuilt when the extension or its glslang changes
+        if(INFINI_MATRIX_UNITS_KHR)
+          list(APPEND defines -DMATRIX_UNITS_KHR)
+          set(glslang ${glslang_khr})
+          set(spirv_val ${spirv_val_khr})
+        endif()
       endif()
       set(spv ${out_dir}/spirv/${symbol}.spv)
       set(header ${out_dir}/spirv/${symbol}.h)
@@ -109,7 +118,7 @@ function(infini_add_shader_library target)
         ${validate_cmd}
         COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DHEADER=${header} -DSYMBOL=${symbol}
                 -P ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
-        DEPENDS ${src_abs} ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
+        DEPENDS ${src_abs} ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake ${stamp}
         DEPFILE ${spv}.d
         COMMENT "GLSL ${stem} ${defines} -> SPIR-V"
         VERBATIM)

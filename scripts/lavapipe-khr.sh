@@ -16,8 +16,14 @@ set -eu
 DIR=${1:-/tmp/lavapipe-khr}
 MIRROR=http://deb.debian.org/debian
 mkdir -p "$DIR/debs" "$DIR/root"
+DIR=$(cd "$DIR" && pwd)  # absolute: it is written into the wrappers below
 cd "$DIR"
-[ -f Packages.xz ] || curl -fsS -o Packages.xz "$MIRROR/dists/sid/main/binary-amd64/Packages.xz"
+# Into place only when whole, so that an interrupted download is fetched again.
+fetch() { curl -fsS -o "$2.part" "$1" && mv "$2.part" "$2"; }
+# The index is fetched again after a day: unstable removes superseded packages from its pool.
+if [ ! -f Packages.xz ] || [ -n "$(find Packages.xz -mtime +0)" ]; then
+  fetch "$MIRROR/dists/sid/main/binary-amd64/Packages.xz" Packages.xz
+fi
 # The packages and everything they depend on (first alternatives; virtual packages by provider).
 xz -dc Packages.xz > Packages
 python3 - Packages mesa-vulkan-drivers libvulkan1 vulkan-validationlayers glslang-tools spirv-tools \
@@ -45,7 +51,7 @@ for name in sorted(seen): print(packages[name]["Filename"])
 PY
 while read -r f; do
   deb="debs/$(basename "$f")"
-  [ -f "$deb" ] || curl -fsS -o "$deb" "$MIRROR/$f"
+  [ -f "$deb" ] || fetch "$MIRROR/$f" "$deb"
   dpkg-deb -x "$deb" root
 done < files.txt
 LIB="$DIR/root/usr/lib/x86_64-linux-gnu"

@@ -10,18 +10,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-dir=${INFINI_LAVAPIPE_KHR:-/tmp/lavapipe-khr}
+dir=$(realpath -m "${INFINI_LAVAPIPE_KHR:-/tmp/lavapipe-khr}")
 if ! scripts/lavapipe-khr.sh "$dir" >/dev/null; then
   echo "test-khr: skipped: could not set up lavapipe with VK_KHR_cooperative_matrix from Debian unstable" >&2
   exit 0
 fi
-restore() { cmake -S "$root" -B "$root/build" -DINFINI_GLSLANG_KHR= >/dev/null && cmake --build "$root/build" >/dev/null; }
+# The build is set back to the glslang it had (test.sh has just built it).
+before=$(cmake -N -LA build 2>/dev/null | sed -n 's/^INFINI_GLSLANG_KHR:FILEPATH=//p')
+restore() {
+  cmake -S "$root" -B "$root/build" -DINFINI_GLSLANG_KHR="$before" >/dev/null && cmake --build "$root/build" >/dev/null
+}
 trap restore EXIT
 cmake -S . -B build -DINFINI_GLSLANG_KHR="$dir/glslangValidator" >/dev/null
 cmake --build build >/dev/null
 cd build
 export VK_LOADER_LAYERS_DISABLE='~all~' LP_NUM_THREADS=2 INFINI_CACHE_DIR="$dir/cache"
-if ! "$dir/run" ./infini devices | grep -q "coopmat KHR \["; then
+devices=$("$dir/run" ./infini devices)
+if ! grep -q "coopmat KHR \[" <<<"$devices"; then
   echo "test-khr: skipped: this Debian unstable's lavapipe offers no cooperative matrices" >&2
   exit 0
 fi

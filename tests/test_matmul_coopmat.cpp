@@ -213,6 +213,8 @@ TEST_CASE("the matrix kernel asks for cooperative matrices and the Vulkan memory
   caps.subgroup_size = caps.min_subgroup_size = caps.max_subgroup_size = 64;
   CHECK_THAT(vk::unmet_requirement("matmul_coopmat_a32_b16", units, caps), Catch::Contains("subgroups of 32 lanes"));
   caps.min_subgroup_size = 32;
+  CHECK(caps.fragment_lanes() == 0);  // 32 to 64, but no size control to ask for 32
+  caps.subgroup_size_control = true;
   CHECK(caps.fragment_lanes() == 32);
   CHECK(caps.fragment_lanes_required());
   caps.subgroup_size = caps.min_subgroup_size = caps.max_subgroup_size = 8;

@@ -195,7 +195,7 @@ uint32_t Capabilities::fragment_lanes() const noexcept {
   // Every size the driver may pick fits (NVIDIA's 32, lavapipe's 8, Intel's 8 to 32): it picks,
   // as cooperative matrices may need; else 32 if it can be asked for (AMD's 32 to 64).
   if (fragments_fit(min_subgroup_size) && fragments_fit(max_subgroup_size)) return max_subgroup_size;
-  return min_subgroup_size <= 32 && max_subgroup_size >= 32 ? 32 : 0;
+  return subgroup_size_control && min_subgroup_size <= 32 && max_subgroup_size >= 32 ? 32 : 0;
 }
 
 bool Capabilities::fragment_lanes_required() const noexcept {
