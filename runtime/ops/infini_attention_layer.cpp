@@ -251,7 +251,7 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     // The variant that also does the piece's RoPE and cache append copies f16 rows as words.
     const bool whole_words = !f16 || (shape.heads_kv * shape.head_dim % 2 == 0 && shape.heads_kv * shape.value_dim % 2 == 0);
     // The merging ones use device-scope barriers, invalid where the memory model is on without
-    // device scope (vk/device.cpp turns it on only for the NV matrix kernels), and bind up to 14
+    // device scope (vk/device.cpp turns it on only for the matrix-unit kernels), and bind up to 14
     // storage buffers, more than some small GPUs allow in one stage.
     const bool device_scope = !caps.vulkan_memory_model || caps.vulkan_memory_model_device_scope;
     constexpr uint32_t kMergedBindings = 14;  // the gate variant's

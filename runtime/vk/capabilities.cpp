@@ -204,10 +204,11 @@ bool Capabilities::fragment_lanes_required() const noexcept {
 
 MatrixShape Capabilities::fragment_shape() const {
   const MatrixShape full{16, 16, 16, "f16", "f16", "f32", "f32"};
-  if (has_matrix_shape(full) || !matrix_units_on_khr()) return has_matrix_shape(full) ? full : MatrixShape{};
-  const auto divides = [](uint32_t size) { return size == 8 || size == 16; };
+  if (has_matrix_shape(full)) return full;
+  if (!matrix_units_on_khr()) return {};  // NV's kernels take whole fragments only
+  const auto tiles_16 = [](uint32_t size) { return size == 8 || size == 16; };
   for (const MatrixShape& s : matrix_shapes)
-    if (s.a == "f16" && s.b == "f16" && s.c == "f32" && s.d == "f32" && divides(s.m) && divides(s.n) && divides(s.k))
+    if (s.a == "f16" && s.b == "f16" && s.c == "f32" && s.d == "f32" && tiles_16(s.m) && tiles_16(s.n) && tiles_16(s.k))
       return s;
   return {};
 }
