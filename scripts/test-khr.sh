@@ -4,7 +4,9 @@
 # lavapipe (8x8x8 fragments, 8-lane subgroups) into a private folder, ./build is rebuilt with that
 # glslang for those kernels alone (INFINI_GLSLANG_KHR: a few seconds, only they and the code that
 # embeds them), their tests run on that lavapipe, the model tests again with auto on its matrix
-# units, and ./build is set back. Where Debian unstable cannot be reached it says so and skips.
+# units, with the multi-device ones (that lavapipe also shares sync files, so there the pipeline's
+# devices wait for each other on the device: vk/shared_signal.hpp), and ./build is set back.
+# Where Debian unstable cannot be reached it says so and skips.
 # Without the validation layer: Debian unstable's crashed at exit after these pipelines, every
 # test passed (README, "Matrix units").
 set -euo pipefail
@@ -31,4 +33,4 @@ if ! grep -q "coopmat KHR \[" <<<"$devices"; then
   exit 0
 fi
 "$dir/run" ./infini_tests "[matmul],*coopmat*,*memory kernels*"
-INFINI_MATRIX_UNITS=emulate "$dir/run" ./infini_tests "[model]"
+INFINI_MATRIX_UNITS=emulate "$dir/run" ./infini_tests "[model],[multi],[pool]"

@@ -3,6 +3,8 @@
 // with memory on over several segments; state saved on one split restores on any other; splits
 // with more devices than layers, explicit splits, and failures naming the device and its layers.
 #include <cstdlib>
+#include <filesystem>
+#include <optional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "vk/command_stream.hpp"
 #include "vk/device.hpp"
 #include "vk/shared_buffer.hpp"
+#include "vk/shared_signal.hpp"
 #include "vk/transfer.hpp"
 
 namespace infini::test {
@@ -33,9 +36,11 @@ testing::TinyLlamaSpec spec() {
   return s;
 }
 
-model::RunnerOptions options(model::Handoff handoff = model::Handoff::Auto) {
+model::RunnerOptions options(model::Handoff handoff = model::Handoff::Auto,
+                             model::HandoffWait wait = model::HandoffWait::Auto) {
   model::RunnerOptions o;
   o.handoff = handoff;
+  o.handoff_wait = wait;
   o.infini.segment = 5;  // 23 tokens: four full segments and an open one
   o.infini.memory = true;
   o.max_piece = 3;       // pieces inside segments: both boundaries exercised
@@ -83,8 +88,10 @@ TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits
 
   const size_t count = GENERATE(2, 3);
   const model::Handoff handoff = GENERATE(model::Handoff::Host, model::Handoff::HostMemory, model::Handoff::DeviceMemory);
+  const model::HandoffWait wait = GENERATE(model::HandoffWait::Host, model::HandoffWait::Timeline, model::HandoffWait::SyncFile);
   const bool discrete = count == 3;
-  INFO(count << " devices" << (discrete ? ", acting as discrete GPUs" : "") << ", hand-off " << model::handoff_name(handoff));
+  INFO(count << " devices" << (discrete ? ", acting as discrete GPUs" : "") << ", hand-off " << model::handoff_name(handoff)
+             << ", waits " << model::handoff_wait_name(wait));
   auto devices = logical_devices(count, discrete);
   const auto sharing = model::sharing_of(handoff);
   if (sharing && !vk::can_share(*sharing, *devices[0], *devices[1])) {
@@ -93,9 +100,18 @@ TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits
     WARN("this driver cannot hand off through " << model::handoff_name(handoff) << ": path not run");
     return;
   }
-  LlamaRunner split(raw(devices), tiny.weights, options(handoff));
+  // The devices wait for each other on the GPU only for pieces handed on through shared memory.
+  const auto signal = model::signal_of(wait);
+  if (signal && (!sharing || !vk::can_share_signal(*signal, *devices[0], *devices[1]))) {
+    CHECK_THROWS_WITH(LlamaRunner(raw(devices), tiny.weights, options(handoff, wait)),
+                      Catch::Contains("is not possible") && Catch::Contains(model::handoff_wait_name(wait)));
+    if (sharing) WARN("this driver cannot share a " << vk::signal_kind_name(*signal) << " signal: path not run");
+    return;
+  }
+  LlamaRunner split(raw(devices), tiny.weights, options(handoff, wait));
   REQUIRE(split.stages().size() == count);
   CHECK(split.handoffs() == std::vector<model::Handoff>(count - 1, handoff));
+  CHECK(split.handoff_waits() == std::vector<model::HandoffWait>(count - 1, wait));
   CHECK(split.stages().front().layers.first == 0);
   CHECK(split.stages().back().layers.last == 4);
   CHECK(err(split.forward(kTokens, true), want) <= 1e-7);
@@ -105,6 +121,10 @@ TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits
   const int64_t ahead = split.handoff_profiles().front().submitted_ahead;
   if (sharing) CHECK(ahead > 0);
   else CHECK(ahead == 0);
+  // Where the devices wait for each other, every later stage receives every piece as soon as the
+  // stage before has submitted it (23 tokens in pieces of at most 3 inside segments of 5: four
+  // times 3 + 2, then 3, so 9 pieces).
+  for (size_t s = 1; s < count; ++s) CHECK(split.handoff_profiles()[s].device_waits == (signal ? 9 : 0));
   split.reset();
   // Later pieces of a prefill that does not want every row's logits.
   const std::vector<float> last = split.forward(kTokens, false);
@@ -112,6 +132,7 @@ TEST_CASE_METHOD(GpuTest, "a model over 1, 2 and 3 devices gives the same logits
   split.reset();
   CHECK(err(decode_all(split, kTokens), want_decode) <= 1e-7);
   CHECK(split.tokens_seen() == int64_t(kTokens.size()));
+  if (signal) CHECK(split.handoff_profiles().back().device_waits == 9 + 9 + int64_t(kTokens.size()));
 }
 
 TEST_CASE_METHOD(GpuTest, "state saved on a 2-device split restores on 1 and on 3 devices and continues",
@@ -192,6 +213,107 @@ TEST_CASE_METHOD(GpuTest, "shared memory: what one device writes the other reads
   }
   CHECK(devices[0]->allocated_bytes() == before_0);
   CHECK(devices[1]->allocated_bytes() == before_1);
+}
+
+// Open file descriptors of this process (sync files are fds): none may be left over.
+size_t open_fds() {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec))
+    ++n;
+  return n;
+}
+
+TEST_CASE_METHOD(GpuTest, "shared signals: one device's work waits for another's on the device, no host wait between",
+                 "[gpu][multi]") {
+  auto devices = logical_devices(2, true);
+  vk::Device &producer = *devices[0], &consumer = *devices[1];
+  const vk::SignalKind kind = GENERATE(vk::SignalKind::Timeline, vk::SignalKind::SyncFile);
+  INFO(vk::signal_kind_name(kind));
+  if (std::string why; !vk::can_share_signal(kind, producer, consumer, &why)) {
+    CHECK_THROWS_WITH(vk::SharedSignal(producer, consumer, kind, 2), Catch::Contains("shared signal") && Catch::Contains(why));
+    WARN("this driver cannot share a " << vk::signal_kind_name(kind) << " signal: not run");
+    return;
+  }
+  std::optional<vk::SharingKind> memory;
+  for (vk::SharingKind k : {vk::SharingKind::DeviceMemory, vk::SharingKind::HostMemory})
+    if (!memory && vk::can_share(k, producer, consumer)) memory = k;
+  if (!memory) {
+    WARN("this driver shares no memory: not run");
+    return;
+  }
+  const size_t fds_before = open_fds();
+  {
+    // Each round the producer fills all of a large shared buffer with the round's number (it takes
+    // a while) and the consumer, submitted at once, with no host wait for the producer, copies its
+    // last word out. With no signal at all it reads the round before's number, or zero (seen on
+    // lavapipe). (Mesa 26's lavapipe finishes the producer's work before it exports a sync file,
+    // so there this shows the signal's plumbing; on GPUs the wait is the consumer device's.)
+    constexpr uint64_t kBytes = uint64_t(32) << 20;
+    constexpr uint32_t kSlots = 2, kRounds = 6;
+    vk::SharedSignal signal(producer, consumer, kind, kSlots);
+    CHECK(signal.kind() == kind);
+    vk::SharedBuffer shared(producer, consumer, kBytes, *memory, "test");
+    vk::Buffer sink(consumer, kRounds * 4, vk::MemoryUse::DeviceLocal, "sink");
+    std::vector<std::unique_ptr<vk::CommandStream>> produce, consume;
+    for (uint32_t i = 0; i < kSlots; ++i) {
+      produce.push_back(std::make_unique<vk::CommandStream>(producer));
+      consume.push_back(std::make_unique<vk::CommandStream>(consumer));
+    }
+    for (uint32_t round = 1; round <= kRounds; ++round) {
+      const uint32_t slot = round % kSlots;
+      vk::CommandStream &p = *produce[slot], &c = *consume[slot];
+      p.begin();  // waits for this slot's previous round on the producer
+      p.fill(vk::BufferRange::whole(shared.producer_side()), round);
+      p.release_external(vk::BufferRange::whole(shared.producer_side()));
+      p.end();
+      const vk::SemaphoreValue signals[] = {signal.signal(round)};
+      p.submit({}, signals);
+      vk::SignalToken token = signal.handed(round);
+      CHECK(token.ticket() == round);
+      CHECK(token.carries_fd() == (kind == vk::SignalKind::SyncFile));
+      c.begin();  // and on the consumer
+      c.acquire_external(vk::BufferRange::whole(shared.consumer_side()));
+      c.copy({&shared.consumer_side(), kBytes - 4, 4}, {&sink, (round - 1) * 4, 4});
+      c.end();
+      const vk::SemaphoreValue waits[] = {signal.wait(std::move(token), slot)};
+      c.submit(waits);
+    }
+    for (auto& c : consume) c->wait();
+    for (auto& p : produce) p->wait();
+    std::vector<uint32_t> got(kRounds), want(kRounds);
+    vk::download(sink, 0, got.data(), kRounds * 4);
+    for (uint32_t r = 0; r < kRounds; ++r) want[r] = r + 1;
+    CHECK(got == want);
+
+    // A token nobody waits for closes its sync file.
+    vk::CommandStream& p = *produce[0];
+    p.begin();
+    p.fill(vk::BufferRange::whole(shared.producer_side()), 0);
+    p.end();
+    const vk::SemaphoreValue signals[] = {signal.signal(kRounds + 1)};
+    p.submit({}, signals);
+    { const vk::SignalToken dropped = signal.handed(kRounds + 1); }
+    p.wait();
+
+    // A timeline's consumer waiting for a ticket the producer will never signal (its device
+    // failed) is let go by release().
+    if (kind == vk::SignalKind::Timeline) {
+      vk::CommandStream& c = *consume[0];
+      c.begin();
+      c.fill(vk::BufferRange::whole(sink), 7);
+      c.end();
+      const vk::SemaphoreValue waits[] = {signal.wait(vk::SignalToken(100, std::nullopt), 0)};
+      c.submit(waits);
+      signal.release(100);
+      c.wait();
+      uint32_t first = 0;
+      vk::download(sink, 0, &first, 4);
+      CHECK(first == 7);
+    }
+  }
+  CHECK(open_fds() == fds_before);
 }
 
 TEST_CASE_METHOD(GpuTest, "splits: explicit counts, more devices than layers, bad counts", "[gpu][model][multi]") {

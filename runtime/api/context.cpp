@@ -50,9 +50,15 @@ std::string capability_line(const vk::Capabilities& c) {
   s += ", max allocation " + mib(c.max_memory_allocation_size);
   s += ", timestamps " + std::string(c.timestamps ? "yes" : "no");
   // What pipeline hand-offs between this device and another can share (model/handoff.hpp).
-  const std::string shares = std::string(c.external_memory_host ? "host memory" : "") +
-                             (c.external_memory_host && c.external_memory_fd ? " and " : "") +
-                             (c.external_memory_fd ? "memory fds" : "");
+  std::vector<std::string> shared;
+  if (c.external_memory_host) shared.push_back("host memory");
+  if (c.external_memory_fd) shared.push_back("memory fds");
+  if (c.timeline_semaphore && c.timeline_semaphore_fd) shared.push_back("timeline fds");
+  if (c.timeline_semaphore && (c.sync_file_export || c.sync_file_import))
+    shared.push_back(std::string("sync files") + (c.sync_file_export && c.sync_file_import ? "" : c.sync_file_export ? " (out)" : " (in)"));
+  std::string shares;
+  for (size_t i = 0; i < shared.size(); ++i)
+    shares += (i == 0 ? "" : i + 1 == shared.size() ? " and " : ", ") + shared[i];
   s += ", shares " + (shares.empty() ? std::string("nothing") : shares);
   for (size_t i = 0; i < c.quirks.size(); ++i) s += (i ? "," : ", quirks ") + c.quirks[i];
   return s;

@@ -59,4 +59,51 @@ Handoff choose_handoff(Handoff requested, const vk::Device& producer, const vk::
   return handoff_candidates(requested, producer, consumer).front();
 }
 
+const char* handoff_wait_name(HandoffWait wait) noexcept {
+  switch (wait) {
+    case HandoffWait::Auto: return "auto";
+    case HandoffWait::Host: return "host";
+    case HandoffWait::Timeline: return "timeline";
+    case HandoffWait::SyncFile: return "sync-file";
+  }
+  return "?";
+}
+
+HandoffWait parse_handoff_wait(std::string_view name) {
+  for (HandoffWait w : {HandoffWait::Auto, HandoffWait::Host, HandoffWait::Timeline, HandoffWait::SyncFile})
+    if (name == handoff_wait_name(w)) return w;
+  throw Error("unknown hand-off wait '" + std::string(name) + "' (auto, host, timeline or sync-file)");
+}
+
+std::optional<vk::SignalKind> signal_of(HandoffWait wait) noexcept {
+  if (wait == HandoffWait::Timeline) return vk::SignalKind::Timeline;
+  if (wait == HandoffWait::SyncFile) return vk::SignalKind::SyncFile;
+  return std::nullopt;
+}
+
+HandoffWait choose_handoff_wait(HandoffWait requested, Handoff kind, const vk::Device& producer,
+                                const vk::Device& consumer) {
+  if (requested == HandoffWait::Auto)
+    if (const char* env = std::getenv("INFINI_HANDOFF_WAIT"); env && *env) {
+      try {
+        requested = parse_handoff_wait(env);
+      } catch (const Error& e) {
+        throw Error(std::string("INFINI_HANDOFF_WAIT: ") + e.what());
+      }
+    }
+  if (requested == HandoffWait::Host) return HandoffWait::Host;
+  const bool shared = sharing_of(kind).has_value();
+  if (requested == HandoffWait::Auto) {
+    if (!shared) return HandoffWait::Host;
+    for (HandoffWait w : {HandoffWait::Timeline, HandoffWait::SyncFile})
+      if (vk::can_share_signal(*signal_of(w), producer, consumer)) return w;
+    return HandoffWait::Host;
+  }
+  std::string why = "the hand-off goes through the host ('host')";
+  if (!shared || !vk::can_share_signal(*signal_of(requested), producer, consumer, &why))
+    throw Error(std::string("hand-off wait '") + handoff_wait_name(requested) + "' between '" + producer.caps().name +
+                "' and '" + consumer.caps().name + "' is not possible: " + why);
+  return requested;
+}
+
 }  // namespace infini::model

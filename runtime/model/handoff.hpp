@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vk/shared_buffer.hpp"
+#include "vk/shared_signal.hpp"
 
 namespace infini::vk {
 class Device;
@@ -35,5 +36,24 @@ Handoff choose_handoff(Handoff requested, const vk::Device& producer, const vk::
 
 // The shared memory of a kind; nullopt for Host.
 std::optional<vk::SharingKind> sharing_of(Handoff kind) noexcept;
+
+// Who orders a stage's piece after the stage before it, on a hand-off through shared memory:
+//  - Host: the host waits for the producer's device to finish the piece, then submits it to the
+//    consumer's (a wait and a wake-up of the host per hand-off);
+//  - Timeline, SyncFile: the host submits it to the consumer at once, and the consumer's device
+//    waits on the GPU for a signal of the producer's (vk/shared_signal.hpp: a timeline semaphore
+//    both hold, between logical devices of one GPU; or a sync file per piece, between any devices
+//    whose drivers export and import them).
+// Auto takes the first of Timeline, SyncFile and Host the pair allows; INFINI_HANDOFF_WAIT (one of
+// the names) forces one where the options leave Auto. A Host hand-off always waits on the host.
+enum class HandoffWait { Auto, Host, Timeline, SyncFile };
+const char* handoff_wait_name(HandoffWait wait) noexcept;  // "auto", "host", "timeline", "sync-file"
+HandoffWait parse_handoff_wait(std::string_view name);     // throws naming `name` and the choices
+// For a hand-off of `kind` between the two (never Auto); throws, naming both devices and why, when
+// a device wait is forced where it is impossible.
+HandoffWait choose_handoff_wait(HandoffWait requested, Handoff kind, const vk::Device& producer,
+                                const vk::Device& consumer);
+// The signal of a device wait; nullopt for Host.
+std::optional<vk::SignalKind> signal_of(HandoffWait wait) noexcept;
 
 }  // namespace infini::model

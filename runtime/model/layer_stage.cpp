@@ -1,6 +1,7 @@
 #include "model/layer_stage.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <string>
 
@@ -264,6 +265,15 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
   finish(hidden_out);
 }
 
+void LayerStage::release_next(uint64_t ticket) noexcept {
+  if (!slots_.ready_out) return;
+  try {
+    device_.wait_idle();
+  } catch (const std::exception&) {  // a lost device signals nothing more either
+  }
+  slots_.ready_out->release(ticket);
+}
+
 bool LayerStage::can_submit_ahead() const noexcept {
   if (pending_.empty()) return true;
   // Another piece in flight needs inputs and outputs the host does not touch in between: its own
@@ -274,8 +284,8 @@ bool LayerStage::can_submit_ahead() const noexcept {
          last.head.rows == 0 && last.head.top_k == 0;
 }
 
-void LayerStage::submit(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
-                        uint32_t slot) {
+vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<const float> hidden_in,
+                                   const HeadOutput& head, uint32_t slot, uint64_t ticket, vk::SignalToken ready) {
   using Clock = std::chrono::steady_clock;
   const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const auto t0 = Clock::now();
@@ -292,6 +302,8 @@ void LayerStage::submit(std::span<const int32_t> tokens, std::span<const float> 
                 " tokens");
   if (slot >= slot_count())
     throw Error("model: hand-off slot " + std::to_string(slot) + " of " + std::to_string(slot_count()));
+  if ((slots_.ready_in || slots_.ready_out) && ticket == 0)
+    throw Error("model: a piece handed on through a shared signal needs its ticket");
   Scratch& s = *scratch_;
   const auto h0 = Clock::now();
   if (embeds()) s.ids_io[slot].write(0, tokens.data(), tokens.size_bytes());
@@ -328,11 +340,27 @@ void LayerStage::submit(std::span<const int32_t> tokens, std::span<const float> 
     ran = &stream;
     if (fresh) ran = recorded_.emplace(shape, std::move(fresh)).first->second.get();
   }
+  // The piece's hidden states come from (and go to) a device that the GPU orders this one after
+  // (before): the submission waits for them there, and signals when its own are ready.
+  std::array<vk::SemaphoreValue, 1> waits, signals;
+  const size_t wait_count = slots_.ready_in ? 1 : 0, signal_count = slots_.ready_out ? 1 : 0;
+  if (slots_.ready_in) waits[0] = slots_.ready_in->wait(std::move(ready), slot);
+  if (slots_.ready_out) signals[0] = slots_.ready_out->signal(ticket);
   const auto t_submit = Clock::now();
-  ran->submit();
+  ran->submit(std::span(waits).first(wait_count), std::span(signals).first(signal_count));
   const auto t_submitted = Clock::now();
   pending_.push_back({ran, head, n, record_s, host_in_s, seconds(t0, t_submitted), seconds(t_submit, t_submitted),
                       t_submit});
+  if (!slots_.ready_out) return {};
+  try {
+    return slots_.ready_out->handed(ticket);
+  } catch (const std::exception&) {  // nothing to hand on: the piece is not to go further
+    try {
+      finish(nullptr);
+    } catch (const std::exception&) {
+    }
+    throw;
+  }
 }
 
 void LayerStage::finish(std::vector<float>* hidden_out) {

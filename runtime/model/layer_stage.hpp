@@ -27,6 +27,7 @@
 #include "ops/top_k.hpp"
 #include "vk/buffer.hpp"
 #include "vk/command_stream.hpp"
+#include "vk/shared_signal.hpp"
 
 namespace infini::vk {
 class Device;
@@ -107,8 +108,14 @@ struct HeadOutput {
 // them to the one after it, when those devices share memory with this one (model/handoff.hpp):
 // one slot per piece in flight, the i-th piece of a pipeline run using slot i % slots. Empty: the
 // host copies the hidden states in and out.
+// ready_in / ready_out, where the devices can also share a signal (vk/shared_signal.hpp): the
+// stage before gives it when a piece's hidden states are in their slot, and this stage's
+// submission of the piece waits for it on the device, so the host need not wait for the stage
+// before to finish a piece before submitting it here. Null: the host orders them.
 struct HiddenSlots {
   std::vector<const vk::Buffer*> in, out;
+  vk::SharedSignal* ready_in = nullptr;
+  vk::SharedSignal* ready_out = nullptr;
 };
 
 struct LayerRange {
@@ -137,14 +144,24 @@ class LayerStage {
   // waits for the oldest piece submitted and gives back its outputs. A second piece may be
   // submitted before the first is finished when can_submit_ahead() (its slot's inputs are its
   // own and nothing of the first is left for the host to read from memory the second writes).
-  void submit(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
-              uint32_t slot = 0);
+  // With ready_in or ready_out: `ticket` is the piece's number in the pipeline (from 1, rising with
+  // every piece), `ready` what the stage before handed on with it (its ready_out's token), and
+  // the token returned is what to hand on to the next stage with the piece.
+  vk::SignalToken submit(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
+                         uint32_t slot = 0, uint64_t ticket = 0, vk::SignalToken ready = {});
   void finish(std::vector<float>* hidden_out);
   bool can_submit_ahead() const noexcept;
   // The shared slot of the i-th piece of a pipeline run (0 without shared slots).
   uint32_t slot_for(size_t piece) const noexcept { return uint32_t(piece % slot_count()); }
   bool receives_shared() const noexcept { return !slots_.in.empty(); }
   bool sends_shared() const noexcept { return !slots_.out.empty(); }
+  // Whether the next stage's device waits for this one's pieces on the device (ready_out).
+  bool signals_next() const noexcept { return slots_.ready_out != nullptr; }
+  // After this stage failed: waits for its device to be idle, then raises ready_out to `ticket`
+  // from the host, so that the next stage's submissions waiting for pieces this one will never
+  // finish can run (their results are to be dropped) and the pipeline can drain. Never throws.
+  void release_next(uint64_t ticket) noexcept;
+  size_t pieces_in_flight() const noexcept { return pending_.size(); }
   size_t slot_count() const noexcept;  // at least 1
   // The head stage: the logits of the last token of the last piece run with logits rows (those
   // stay on the device when only a ranking was read back). Throws when there are none.

@@ -8,6 +8,7 @@
 #include "model/layer_split.hpp"
 #include "model/llama_weights_check.hpp"
 #include "vk/device.hpp"
+#include "vk/shared_signal.hpp"
 
 namespace infini::model {
 
@@ -71,6 +72,11 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
       }
       handoffs_.push_back(kind);
       break;
+    }
+    handoff_waits_.push_back(choose_handoff_wait(options.handoff_wait, handoffs_.back(), producer, consumer));
+    if (const auto signal = signal_of(handoff_waits_.back())) {
+      signals_.push_back(std::make_unique<vk::SharedSignal>(producer, consumer, *signal, in_flight));
+      slots[u].ready_out = slots[u + 1].ready_in = signals_.back().get();
     }
   }
   int64_t first = 0;

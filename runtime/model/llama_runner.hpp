@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "infini/attention_options.hpp"
@@ -24,6 +25,7 @@
 
 namespace infini::vk {
 class Device;
+class SharedSignal;
 }
 
 namespace infini::model {
@@ -39,6 +41,7 @@ struct RunnerOptions {
   ops::VectorTiles vector_tiles;  // the shape of the vector kernel (decode on GPUs); zeros: its defaults
   bool fused_steps = true;  // false: those steps stay separate dispatches (to measure what fusing saves)
   Handoff handoff = Handoff::Auto;  // between the devices of a pipeline (model/handoff.hpp)
+  HandoffWait handoff_wait = HandoffWait::Auto;  // who orders each hand-off: the host or the GPU
 };
 
 // The stream options a file asks for, with the caller's overrides: a file with Infini keys runs
@@ -97,6 +100,8 @@ class LlamaRunner {
   std::vector<StageInfo> stages() const;
   // How hidden states pass from each stage to the next (one fewer than the stages; never Auto).
   const std::vector<Handoff>& handoffs() const noexcept { return handoffs_; }
+  // Who orders each of them: the host, or the devices through a shared signal (never Auto).
+  const std::vector<HandoffWait>& handoff_waits() const noexcept { return handoff_waits_; }
   // Busy intervals of each stage's device (see BusyInterval), recorded from now on while `on`;
   // timeline() returns and clears them, one list per stage.
   void record_timeline(bool on);
@@ -108,7 +113,9 @@ class LlamaRunner {
   LlamaConfig config_;
   RunnerOptions options_;
   std::vector<Handoff> handoffs_;
+  std::vector<HandoffWait> handoff_waits_;
   std::vector<std::unique_ptr<vk::SharedBuffer>> shared_;  // the stages' shared slots; outlive them
+  std::vector<std::unique_ptr<vk::SharedSignal>> signals_;  // their signals (device waits); outlive them too
   std::vector<std::unique_ptr<LayerStage>> stages_;
   std::unique_ptr<StagePipeline> pipeline_;  // several stages only
   std::vector<std::vector<BusyInterval>> timeline_;

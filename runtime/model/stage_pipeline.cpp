@@ -29,32 +29,65 @@ void StagePipeline::run(std::span<const Piece> pieces) {
   failure_.clear();
   for (size_t p = 0; p < pieces.size(); ++p) {
     changed_.wait(lock, [&] { return p - finished_ < in_flight_; });
-    queues_.front().push_back({p, {}, std::chrono::steady_clock::now()});
+    queues_.front().push_back({p, ++tickets_, {}, std::chrono::steady_clock::now(), {}});
     changed_.notify_all();
   }
-  changed_.wait(lock, [&] { return finished_ == pieces.size(); });
+  // Every piece has left the last stage, and every stage has finished its own (a stage that handed
+  // a piece on by semaphore may finish it after the stages after it did).
+  changed_.wait(lock, [&] { return finished_ == pieces.size() && unfinished_ == 0; });
   pieces_ = {};
   if (!failure_.empty()) throw Error(failure_);
 }
 
 // One piece (a decode step) has nothing to overlap: the stages run it one after the other on the
-// calling thread, with no worker to wake between them.
+// calling thread, with no worker to wake between them. Where a stage's device waits for the one
+// before it on the GPU, the host submits both before waiting for either.
 void StagePipeline::run_here(const Piece& piece) {
+  const uint64_t ticket = ++tickets_;
   std::vector<float> hidden, out;
+  vk::SignalToken ready;  // what the last stage submitted hands on to the next
+  std::string failure;
+  // Finishes stages [from, to] (all submitted), in order; the last of them gives its hidden states
+  // to `out` when it hands them on through the host.
+  auto finish = [&](size_t from, size_t to) {
+    for (size_t t = from; t <= to; ++t) {
+      LayerStage& stage = *stages_[t];
+      const bool gives = t == to && t + 1 < stages_.size() && !stage.sends_shared();
+      try {
+        stage.finish(gives ? &out : nullptr);
+      } catch (const std::exception& e) {
+        if (failure.empty()) failure = "device " + stage.describe() + ": " + e.what();
+        stage.release_next(ticket);
+      }
+    }
+  };
+  size_t unfinished = 0;  // stages [unfinished, s) were submitted and not finished
   for (size_t s = 0; s < stages_.size(); ++s) {
     LayerStage& stage = *stages_[s];
     const bool last = s + 1 == stages_.size();
     try {
-      stage.run(piece.tokens, hidden, last ? piece.head : HeadOutput{},
-                last || stage.sends_shared() ? nullptr : &out, 0);
+      ready = stage.submit(piece.tokens, hidden, last ? piece.head : HeadOutput{}, 0, ticket, std::move(ready));
     } catch (const std::exception& e) {
-      throw Error("device " + stage.describe() + ": " + e.what());
+      failure = "device " + stage.describe() + ": " + e.what();
+      if (s > unfinished) finish(unfinished, s - 1);
+      break;
     }
+    const bool hands_early = !last && stage.signals_next();  // the next stage's device waits for this one
+    {
+      std::lock_guard lock(mutex_);
+      ++handoffs_[s].handoffs;
+      if (hands_early) ++handoffs_[s + 1].device_waits;
+    }
+    if (hands_early) continue;
+    finish(unfinished, s);
+    unfinished = s + 1;
+    if (!failure.empty()) break;
     hidden.swap(out);
-    std::lock_guard lock(mutex_);
-    ++handoffs_[s].handoffs;
   }
+  if (!failure.empty()) throw Error(failure);
 }
+
+void StagePipeline::release_after(size_t s, uint64_t ticket) noexcept { stages_[s]->release_next(ticket); }
 
 std::vector<HandoffProfile> StagePipeline::handoffs() const {
   std::lock_guard lock(mutex_);
@@ -64,7 +97,9 @@ std::vector<HandoffProfile> StagePipeline::handoffs() const {
 void StagePipeline::worker(size_t s) {
   LayerStage& stage = *stages_[s];
   const bool last = s + 1 == stages_.size();
-  std::deque<size_t> submitted;  // pieces on the device, oldest first
+  // The next stage's device waits for this one's pieces on the GPU: hand each on once submitted.
+  const bool hands_early = !last && stage.signals_next();
+  std::deque<std::pair<size_t, uint64_t>> submitted;  // pieces (and tickets) on the device, oldest first
   std::unique_lock lock(mutex_);
   for (;;) {
     const bool idle = queues_[s].empty() && submitted.empty();  // then the next piece's wait includes waking this thread
@@ -87,17 +122,25 @@ void StagePipeline::worker(size_t s) {
       const Piece& piece = pieces_[work.piece];
       lock.unlock();
       std::string failed;
+      vk::SignalToken handed;
       try {
         // The stage has one shared slot per piece in flight: the piece that used this slot before
         // has left the pipeline.
-        stage.submit(piece.tokens, work.hidden, last ? piece.head : HeadOutput{}, stage.slot_for(work.piece));
+        handed = stage.submit(piece.tokens, work.hidden, last ? piece.head : HeadOutput{},
+                              stage.slot_for(work.piece), work.ticket, std::move(work.ready));
       } catch (const std::exception& e) {
         failed = "device " + stage.describe() + ": " + e.what();
       }
       lock.lock();
       if (failed.empty()) {
         if (!submitted.empty()) ++handoffs_[s].submitted_ahead;
-        submitted.push_back(work.piece);
+        submitted.emplace_back(work.piece, work.ticket);
+        ++unfinished_;
+        if (hands_early) {
+          ++handoffs_[s + 1].device_waits;
+          queues_[s + 1].push_back({work.piece, work.ticket, {}, std::chrono::steady_clock::now(), std::move(handed)});
+          changed_.notify_all();
+        }
         continue;  // maybe take one more before waiting
       }
       if (failure_.empty()) failure_ = failed;
@@ -105,8 +148,9 @@ void StagePipeline::worker(size_t s) {
       changed_.notify_all();
       continue;
     }
-    const size_t piece = submitted.front();
+    const auto [piece, ticket] = submitted.front();
     submitted.pop_front();
+    const uint64_t last_handed = submitted.empty() ? ticket : submitted.back().second;
     lock.unlock();
     std::string failed;
     std::vector<float> out;
@@ -114,11 +158,19 @@ void StagePipeline::worker(size_t s) {
       stage.finish(last || stage.sends_shared() ? nullptr : &out);
     } catch (const std::exception& e) {
       failed = "device " + stage.describe() + ": " + e.what();
+      // The next stage may wait on its device for pieces this one will not finish.
+      if (hands_early) release_after(s, last_handed);
     }
     lock.lock();
+    --unfinished_;
     if (!failed.empty() && failure_.empty()) failure_ = failed;
-    if (last || !failure_.empty()) ++finished_;
-    else queues_[s + 1].push_back({piece, std::move(out), std::chrono::steady_clock::now()});
+    if (hands_early) {
+      // Already with the next stage, which counts it out.
+    } else if (last || !failure_.empty()) {
+      ++finished_;
+    } else {
+      queues_[s + 1].push_back({piece, ticket, std::move(out), std::chrono::steady_clock::now(), {}});
+    }
     changed_.notify_all();
   }
 }

@@ -3,10 +3,12 @@
 // thread per stage: while stage s works on piece p, stage s-1 already works on piece p+1, a
 // wavefront over the stream. This is sound because a stage's work on a piece depends only on its
 // own memory state and on the previous stage's output for that piece; each stage takes pieces in
-// stream order. Each stage's worker waits for its device to finish a piece before it hands the
-// piece to the next stage's worker; the hidden states travel either through memory both devices
-// share (one slot per piece in flight, written and read by the devices) or through the host,
-// which copies them out of one device's staging memory and into the next's (model/handoff.hpp).
+// stream order. The hidden states travel either through memory both devices share (one slot per
+// piece in flight, written and read by the devices) or through the host, which copies them out of
+// one device's staging memory and into the next's (model/handoff.hpp). Where two neighbouring
+// devices also share a timeline semaphore (LayerStage::signals_next), a stage hands each piece to
+// the next as soon as it has submitted it, and the next stage's device waits for it on the GPU;
+// elsewhere a stage's worker waits for its device to finish a piece before handing it on.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -25,14 +27,16 @@ namespace infini::model {
 // How pieces waited between stages, summed over the pieces a stage received from the one before
 // it: queue_s while that stage was still busy with an earlier piece, wake_s while its idle worker
 // thread was being woken (the cost of a hand-off between threads). submitted_ahead counts the
-// pieces the stage submitted while its device still ran the piece before.
+// pieces the stage submitted while its device still ran the piece before; device_waits the pieces
+// it received as soon as the stage before had submitted them, to wait for on its device.
 struct HandoffProfile {
   int64_t handoffs = 0;
   double queue_s = 0, wake_s = 0;
   int64_t submitted_ahead = 0;
+  int64_t device_waits = 0;
   HandoffProfile operator-(const HandoffProfile& earlier) const noexcept {
     return {handoffs - earlier.handoffs, queue_s - earlier.queue_s, wake_s - earlier.wake_s,
-            submitted_ahead - earlier.submitted_ahead};
+            submitted_ahead - earlier.submitted_ahead, device_waits - earlier.device_waits};
   }
 };
 
@@ -60,11 +64,15 @@ class StagePipeline {
  private:
   struct Work {
     size_t piece;
+    uint64_t ticket;  // the piece's number over the pipeline's life (LayerStage::submit)
     std::vector<float> hidden;
     std::chrono::steady_clock::time_point queued;
+    vk::SignalToken ready;  // what the stage before handed on with it, where its device signals this one's
   };
   void worker(size_t stage);
   void run_here(const Piece& piece);
+  // After stage `s` failed on a piece handed on by semaphore: lets the stages after it drain.
+  void release_after(size_t s, uint64_t ticket) noexcept;
 
   std::vector<LayerStage*> stages_;
   size_t in_flight_;
@@ -73,6 +81,8 @@ class StagePipeline {
   std::vector<std::deque<Work>> queues_;
   std::span<const Piece> pieces_;
   size_t finished_ = 0;  // pieces that left the pipeline (done or dropped) in this run
+  size_t unfinished_ = 0;  // pieces submitted to a stage whose worker has not finished them yet
+  uint64_t tickets_ = 0;   // the last piece's ticket
   std::string failure_;
   bool stop_ = false;
   std::vector<std::thread> threads_;

@@ -61,6 +61,10 @@ const char* device_type_name(DeviceType type) noexcept {
   }
 }
 
+bool same_physical_device(const Capabilities& a, const Capabilities& b) noexcept {
+  return a.has_device_uuid() && a.device_uuid == b.device_uuid && a.driver_uuid == b.driver_uuid;
+}
+
 bool Capabilities::has_device_uuid() const noexcept {
   return std::any_of(device_uuid.begin(), device_uuid.end(), [](uint8_t b) { return b != 0; });
 }
@@ -107,6 +111,19 @@ bool external_buffers(VkPhysicalDevice device, VkExternalMemoryHandleTypeFlagBit
   vkGetPhysicalDeviceExternalBufferProperties(device, &info, &props);
   return (props.externalMemoryProperties.externalMemoryFeatures & features) == features;
 }
+// What a semaphore of the given type can do with handles of `handle_type`.
+VkExternalSemaphoreFeatureFlags external_semaphores(VkPhysicalDevice device, VkSemaphoreType semaphore_type,
+                                                    VkExternalSemaphoreHandleTypeFlagBits handle_type) {
+  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type.semaphoreType = semaphore_type;
+  VkPhysicalDeviceExternalSemaphoreInfo info{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO};
+  info.pNext = &type;
+  info.handleType = handle_type;
+  VkExternalSemaphoreProperties props{VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES};
+  vkGetPhysicalDeviceExternalSemaphoreProperties(device, &info, &props);
+  return props.externalSemaphoreFeatures;
+}
+
 const char* component_name(VkComponentTypeNV type) {  // the KHR values are the same
   switch (type) {
     case VK_COMPONENT_TYPE_FLOAT16_NV: return "f16";
@@ -343,6 +360,17 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
   c.storage_buffer_16bit = storage16.storageBuffer16BitAccess;
   c.storage_buffer_8bit = storage8.storageBuffer8BitAccess;
   c.timeline_semaphore = timeline.timelineSemaphore;
+  if (c.timeline_semaphore && has(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME)) {
+    const VkExternalSemaphoreFeatureFlags both =
+        VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+    const VkExternalSemaphoreFeatureFlags timelines =
+        external_semaphores(device, VK_SEMAPHORE_TYPE_TIMELINE, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT);
+    const VkExternalSemaphoreFeatureFlags sync_files =
+        external_semaphores(device, VK_SEMAPHORE_TYPE_BINARY, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT);
+    c.timeline_semaphore_fd = (timelines & both) == both;
+    c.sync_file_export = sync_files & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT;
+    c.sync_file_import = sync_files & VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+  }
   c.compute_full_subgroups = size_control_ext && size_control_features.computeFullSubgroups;
   if (size_control_ext && size_control_features.subgroupSizeControl &&
       (size_control.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {

@@ -74,6 +74,11 @@ struct Capabilities {
   // VK_KHR_external_memory_fd with storage buffers exportable and importable as opaque fds (between
   // logical devices of one physical device: same device and driver UUIDs).
   bool external_memory_fd = false;
+  // VK_KHR_external_semaphore_fd (vk/shared_signal.hpp: one device's work waits for another's on
+  // the GPU): timeline semaphores exportable and importable as opaque fds (between logical devices
+  // of one physical device), and binary ones exportable or importable as sync files (any devices).
+  bool timeline_semaphore_fd = false;
+  bool sync_file_export = false, sync_file_import = false;
 
   // Limits.
   uint32_t max_shared_memory_bytes = 0;
@@ -109,6 +114,10 @@ struct Capabilities {
   bool fragment_lanes_required() const noexcept;
   bool is_software() const noexcept { return type == DeviceType::Cpu; }
 };
+
+// Two records of one physical device and driver (logical devices of one GPU): what opaque fds
+// exported by one can be imported by the other.
+bool same_physical_device(const Capabilities& a, const Capabilities& b) noexcept;
 
 // Whether this build's matrix-unit kernels are on VK_KHR_cooperative_matrix (its glslang compiled
 // GL_KHR_cooperative_matrix) rather than VK_NV_cooperative_matrix.

@@ -276,8 +276,10 @@ void CommandStream::end() {
   recording_ = false;
 }
 
-void CommandStream::submit() {
+void CommandStream::submit(std::span<const SemaphoreValue> waits, std::span<const SemaphoreValue> signals) {
   if (recording_) throw Error("command stream: submit() before end()");
+  if ((!waits.empty() || !signals.empty()) && !device_.has_timeline())
+    throw Error("command stream: '" + device_.caps().name + "' has no timeline semaphores to wait for or signal");
   if (submitted_) wait();
   VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   info.commandBufferCount = 1;
@@ -285,7 +287,7 @@ void CommandStream::submit() {
   // Completion is a value of the device's timeline semaphore where there is one (what the layer
   // pipeline orders its stages by), else this stream's fence.
   if (device_.has_timeline()) {
-    signalled_ = device_.submit_signalling(info);
+    signalled_ = device_.submit_signalling(info, waits, signals);
   } else {
     INFINI_VK_CHECK(vkResetFences(device_.handle(), 1, &fence_.get_ref()));
     device_.submit(info, fence_.get());

@@ -19,6 +19,7 @@ namespace infini::vk {
 
 class Device;
 struct Pipeline;
+struct SemaphoreValue;
 
 enum class Access { Read, Write, ReadWrite };
 
@@ -60,7 +61,10 @@ class CommandStream {
   void timestamp(std::string label);
   void end();
 
-  void submit();
+  // `waits` and `signals`: timeline semaphores shared with other devices that the work waits for
+  // before it starts and signals when it is done (Device::submit_signalling); only on devices
+  // with timeline semaphores.
+  void submit(std::span<const SemaphoreValue> waits = {}, std::span<const SemaphoreValue> signals = {});
   void wait();
   void submit_and_wait() {
     submit();

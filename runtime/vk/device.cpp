@@ -92,6 +92,8 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
   if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   if (caps_.external_memory_host) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   if (caps_.external_memory_fd) extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+  if (caps_.timeline_semaphore_fd || caps_.sync_file_export || caps_.sync_file_import)
+    extensions.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -153,17 +155,35 @@ void Device::submit(const VkSubmitInfo& info, VkFence fence) {
   INFINI_VK_CHECK(vkQueueSubmit(queue_, 1, &info, fence));
 }
 
-uint64_t Device::submit_signalling(const VkSubmitInfo& info) {
+uint64_t Device::submit_signalling(const VkSubmitInfo& info, std::span<const SemaphoreValue> waits,
+                                   std::span<const SemaphoreValue> signals) {
   std::lock_guard lock(queue_mutex_);
   const uint64_t value = timeline_value_ + 1;
+  std::vector<VkSemaphore> wait_semaphores, signal_semaphores{timeline_};
+  std::vector<uint64_t> wait_values, signal_values{value};
+  // Another device's hidden states are read by copies and kernels alike.
+  const std::vector<VkPipelineStageFlags> wait_stages(waits.size(), VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+  for (const SemaphoreValue& w : waits) {
+    wait_semaphores.push_back(w.semaphore);
+    wait_values.push_back(w.value);
+  }
+  for (const SemaphoreValue& s : signals) {
+    signal_semaphores.push_back(s.semaphore);
+    signal_values.push_back(s.value);
+  }
   VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-  values.signalSemaphoreValueCount = 1;
-  values.pSignalSemaphoreValues = &value;
+  values.waitSemaphoreValueCount = uint32_t(wait_values.size());
+  values.pWaitSemaphoreValues = wait_values.data();
+  values.signalSemaphoreValueCount = uint32_t(signal_values.size());
+  values.pSignalSemaphoreValues = signal_values.data();
   VkSubmitInfo signalling = info;
   values.pNext = signalling.pNext;
   signalling.pNext = &values;
-  signalling.signalSemaphoreCount = 1;
-  signalling.pSignalSemaphores = &timeline_;
+  signalling.waitSemaphoreCount = uint32_t(wait_semaphores.size());
+  signalling.pWaitSemaphores = wait_semaphores.data();
+  signalling.pWaitDstStageMask = wait_stages.data();
+  signalling.signalSemaphoreCount = uint32_t(signal_semaphores.size());
+  signalling.pSignalSemaphores = signal_semaphores.data();
   INFINI_VK_CHECK(vkQueueSubmit(queue_, 1, &signalling, VK_NULL_HANDLE));
   timeline_value_ = value;
   return value;

@@ -31,6 +31,12 @@ struct DeviceOptions {
   const DeviceProfile* profile = nullptr;
 };
 
+// A semaphore and, for a timeline semaphore, a value of it (to wait for, or to signal).
+struct SemaphoreValue {
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  uint64_t value = 0;
+};
+
 class Device {
  public:
   Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physical, const DeviceOptions& options = {});
@@ -53,11 +59,15 @@ class Device {
 
   // Submits to the queue (which Vulkan requires to be externally synchronised).
   void submit(const VkSubmitInfo& info, VkFence fence);
-  // On devices with timeline semaphores: submits `info` (which must not signal semaphores itself)
-  // so that it signals the device's timeline semaphore with the returned value when done;
-  // wait_timeline(value) blocks the host until then. Values rise in submission order.
+  // On devices with timeline semaphores: submits `info` (which must not wait for or signal
+  // semaphores itself) so that it signals the device's timeline semaphore with the returned value
+  // when done; wait_timeline(value) blocks the host until then. Values rise in submission order.
+  // The work also waits for each of `waits` before it starts and signals each of `signals` when
+  // done: semaphores shared with other devices (vk/shared_signal.hpp), timeline ones at their
+  // value, binary ones (whose value is ignored).
   bool has_timeline() const noexcept { return timeline_ != VK_NULL_HANDLE; }
-  uint64_t submit_signalling(const VkSubmitInfo& info);
+  uint64_t submit_signalling(const VkSubmitInfo& info, std::span<const SemaphoreValue> waits = {},
+                             std::span<const SemaphoreValue> signals = {});
   void wait_timeline(uint64_t value) const;
   void wait_idle();
 

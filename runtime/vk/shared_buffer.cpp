@@ -53,10 +53,6 @@ Owned<VkDeviceMemory> allocate(const Device& d, const VkMemoryAllocateInfo& info
   return Owned<VkDeviceMemory>(d.handle(), memory, vkFreeMemory);
 }
 
-bool same_physical_device(const Capabilities& a, const Capabilities& b) {
-  return a.has_device_uuid() && a.device_uuid == b.device_uuid && a.driver_uuid == b.driver_uuid;
-}
-
 }  // namespace
 
 const char* sharing_kind_name(SharingKind kind) noexcept {

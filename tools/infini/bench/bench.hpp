@@ -47,6 +47,7 @@ struct BenchOptions {
   std::string device_sets = "0/0,0";
   // pipeline: hand-off kinds to compare on each set of several devices (model/handoff.hpp).
   std::vector<std::string> handoffs{"auto"};
+  std::vector<std::string> handoff_waits{"auto"};
 };
 
 struct Stats {

@@ -1,6 +1,7 @@
-// `infini bench --workload pipeline --model F.gguf --device-sets 0/0,0 [--handoffs host,auto]`: the
-// same model on several device sets (each set its own logical devices, the layers split over them;
-// a set of several devices once per hand-off kind asked for), prefill and decode
+// `infini bench --workload pipeline --model F.gguf --device-sets 0/0,0 [--handoffs host,auto]
+// [--handoff-waits host,auto]`: the same model on several device sets (each set its own logical
+// devices, the layers split over them; a set of several devices once per hand-off kind and way of
+// waiting asked for), prefill and decode
 // timed in alternation so machine load that drifts hits every set alike. One JSON line per set
 // with its tokens/s and their ratio to the first set's, and one with each device's busy intervals
 // during a prefill (timestamp queries) and how much of the time two or more devices were busy,
@@ -69,21 +70,27 @@ nlohmann::json handoff_json(const model::LlamaRunner& runner, const std::vector<
                    {"submit_and_wake_us", (p.submit_wait_s - p.device_s) * per},
                    {"queued_us", h.queue_s * per},
                    {"thread_wake_us", h.wake_s * per},
-                   {"submitted_ahead", h.submitted_ahead}});
+                   {"submitted_ahead", h.submitted_ahead},
+                   {"device_waits", h.device_waits}});
   }
   return out;
 }
 
-// The kind each hand-off between neighbouring stages took.
+// The kind each hand-off between neighbouring stages took, and how each was waited for.
 nlohmann::json handoff_names(const model::LlamaRunner& runner) {
   nlohmann::json out = nlohmann::json::array();
   for (model::Handoff h : runner.handoffs()) out.push_back(model::handoff_name(h));
   return out;
 }
+nlohmann::json handoff_wait_names(const model::LlamaRunner& runner) {
+  nlohmann::json out = nlohmann::json::array();
+  for (model::HandoffWait w : runner.handoff_waits()) out.push_back(model::handoff_wait_name(w));
+  return out;
+}
 
 struct DeviceSet {
   std::string name;
-  std::string handoff;  // as asked for ("auto", ...); the kinds chosen are the runner's
+  std::string handoff, wait;  // as asked for ("auto", ...); the kinds chosen are the runner's
   std::unique_ptr<Context> context;
   std::unique_ptr<model::LlamaRunner> runner;
   std::vector<double> prefill, decode;
@@ -101,17 +108,20 @@ void bench_pipeline(BenchRun& run) {
     const std::vector<std::string> names = split_list(list, ',');
     // One device hands nothing off: it runs once whatever the kinds.
     const std::vector<std::string> kinds = names.size() > 1 ? o.handoffs : std::vector<std::string>{"auto"};
-    for (const std::string& kind : kinds) {
-      DeviceSet s{list, kind, nullptr, nullptr, {}, {}};
-      ModelArgs args;
-      args.devices = names;
-      s.context = open_context(args);
-      const std::vector<int64_t> split = s.context->layers_per_device(c.layers);
-      model::RunnerOptions options = ro;
-      options.handoff = model::parse_handoff(kind);
-      s.runner = std::make_unique<model::LlamaRunner>(ContextAccess::devices(*s.context), weights, options, split);
-      sets.push_back(std::move(s));
-    }
+    const std::vector<std::string> waits = names.size() > 1 ? o.handoff_waits : std::vector<std::string>{"auto"};
+    for (const std::string& kind : kinds)
+      for (const std::string& wait : waits) {
+        DeviceSet s{list, kind, wait, nullptr, nullptr, {}, {}};
+        ModelArgs args;
+        args.devices = names;
+        s.context = open_context(args);
+        const std::vector<int64_t> split = s.context->layers_per_device(c.layers);
+        model::RunnerOptions options = ro;
+        options.handoff = model::parse_handoff(kind);
+        options.handoff_wait = model::parse_handoff_wait(wait);
+        s.runner = std::make_unique<model::LlamaRunner>(ContextAccess::devices(*s.context), weights, options, split);
+        sets.push_back(std::move(s));
+      }
   }
   if (sets.empty()) throw Error("--device-sets names no devices");
 
@@ -147,6 +157,8 @@ void bench_pipeline(BenchRun& run) {
                         {"devices", s.name},
                         {"handoff", s.handoff},
                         {"handoffs", handoff_names(*s.runner)},
+                        {"handoff_wait", s.wait},
+                        {"handoff_waits", handoff_wait_names(*s.runner)},
                         {"stages", stages},
                         {"segment", ro.infini.segment},
                         {"prefill_tokens", o.prefill},
@@ -178,7 +190,7 @@ void bench_pipeline(BenchRun& run) {
       logits = s.runner->forward(std::span<const int32_t>(&next, 1), false);
     }
     nlohmann::json line{{"workload", "pipeline"}, {"phase", "handoffs"}, {"devices", s.name}, {"handoff", s.handoff},
-                        {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};
+                        {"handoff_wait", s.wait}, {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};
     if (o.decode > 0) {
       line["decode_tokens"] = o.decode;
       line["decode_stages"] = handoff_json(*s.runner, profiles, handoffs);
@@ -211,6 +223,7 @@ void bench_pipeline(BenchRun& run) {
               {"phase", "timeline"},
               {"devices", s.name},
               {"handoff", s.handoff},
+              {"handoff_wait", s.wait},
               {"prefill_tokens", o.prefill},
               {"overlap_fraction", overlap_fraction(timeline)},
               {"stages", devices}});

@@ -210,6 +210,19 @@ const RegisterCommand registration{
             }
           })
           ->capture_default_str();
+      app.add_option("--handoff-waits", args->options.handoff_waits,
+                     "pipeline: comma-separated ways to order each hand-off to compare: auto, host (the host waits for "
+                     "the device before), timeline, sync-file (the device waits for the one before on the GPU)")
+          ->delimiter(',')
+          ->check([](const std::string& v) {
+            try {
+              model::parse_handoff_wait(v);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          })
+          ->capture_default_str();
       add_device_options(app, args->devices);
       app.footer("On lavapipe set LP_NUM_THREADS to the number of cores.");
       return [args] { return run_bench(*args); };
