@@ -70,8 +70,17 @@ def stream_row(r):
             num(r.get("stream_peak_device_bytes")), num(r.get("recorded_pieces"))]
 
 
+def handoff_label(r):
+    """The hand-off kind and how it waits, as asked for (auto: what the run chose, where the record says)."""
+    kind, wait = r.get("handoff", ""), r.get("handoff_wait", "")
+    chosen = r.get("handoff_waits")
+    if wait == "auto" and chosen:
+        wait = "/".join(chosen)
+    return f"{kind}, waits {wait}" if wait else kind
+
+
 def pipeline_row(r):
-    return [r.get("devices", ""), r.get("handoff", ""), spread(r, "prefill_tokens_per_s"),
+    return [r.get("devices", ""), handoff_label(r), spread(r, "prefill_tokens_per_s"),
             num(r.get("prefill_ratio_to_first")), num(r.get("decode_tokens_per_s")), num(r.get("decode_ratio_to_first"))]
 
 
@@ -79,9 +88,10 @@ def handoff_rows(r):
     rows = []
     for phase in ("prefill_stages", "decode_stages"):
         for st in r.get(phase, []):
-            rows.append([r.get("devices", ""), r.get("handoff", ""), phase.split("_")[0], str(st.get("stage")),
+            rows.append([r.get("devices", ""), handoff_label(r), phase.split("_")[0], str(st.get("stage")),
                          num(st.get("wall_us")), num(st.get("device_us")), num(st.get("submit_and_wake_us")),
-                         num(st.get("queued_us")), num(st.get("thread_wake_us")), num(st.get("submitted_ahead"))])
+                         num(st.get("queued_us")), num(st.get("thread_wake_us")), num(st.get("submitted_ahead")),
+                         num(st.get("device_waits"))])
     return rows
 
 
@@ -110,11 +120,11 @@ TABLES = [
      lambda r: r["workload"] == "pipeline" and "phase" not in r, lambda r: [pipeline_row(r)]),
     ("Pipeline: per stage and piece (us)",
      ["devices", "hand-off", "phase", "stage", "wall", "device", "submit and wake", "queued", "thread wake",
-      "submitted ahead"],
+      "submitted ahead", "device waits"],
      lambda r: r["workload"] == "pipeline" and r.get("phase") == "handoffs", handoff_rows),
     ("Pipeline: stages busy at once", ["devices", "hand-off", "overlap"],
      lambda r: r["workload"] == "pipeline" and r.get("phase") == "timeline",
-     lambda r: [[r.get("devices", ""), r.get("handoff", ""), num(r.get("overlap_fraction"))]]),
+     lambda r: [[r.get("devices", ""), handoff_label(r), num(r.get("overlap_fraction"))]]),
 ]
 
 

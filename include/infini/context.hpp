@@ -72,6 +72,10 @@ class Context {
   // share its memory), "host-memory" (both devices map one host buffer), or "host" (the host
   // copies them from one to the other). INFINI_HANDOFF forces a kind; throws when it cannot be.
   std::string handoff(size_t from, size_t to) const;
+  // And who orders each piece's hand-off: "timeline" or "sync-file" (device `to` waits on the GPU
+  // for device `from`'s signal: a timeline semaphore both hold, or a sync file per piece), or
+  // "host" (the host waits for `from` before it submits to `to`). INFINI_HANDOFF_WAIT forces one.
+  std::string handoff_wait(size_t from, size_t to) const;
 
  private:
   friend struct ContextAccess;  // the library's own access to the Vulkan devices

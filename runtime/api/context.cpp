@@ -192,6 +192,14 @@ std::string Context::handoff(size_t from, size_t to) const {
   return model::handoff_name(model::choose_handoff(model::Handoff::Auto, *all[from], *all[to]));
 }
 
+std::string Context::handoff_wait(size_t from, size_t to) const {
+  const std::vector<vk::Device*> all = ContextAccess::devices(*this);
+  if (from >= all.size() || to >= all.size())
+    throw Error("handoff_wait: device " + std::to_string(std::max(from, to)) + " of " + std::to_string(all.size()));
+  const model::Handoff kind = model::choose_handoff(model::Handoff::Auto, *all[from], *all[to]);
+  return model::handoff_wait_name(model::choose_handoff_wait(model::HandoffWait::Auto, kind, *all[from], *all[to]));
+}
+
 std::vector<int64_t> Context::layers_per_device(int64_t layers, std::span<const double> shares) const {
   return model::layers_for_devices(ContextAccess::devices(*this), layers, shares);
 }

@@ -148,7 +148,8 @@ check([(x.get("kernel"), x.get("memory_kernel"), x.get("segments")) for x in rec
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-kernel", "flash"], ["--workload", "nothing"],
             ["--repeat", "0"], ["--matrix-tiles", "2x2x4x4"], ["--matrix-tiles", ""], ["--matmul-kernel", ""], ["--dtype", ""], ["--workload", ""],
             ["--matmul-kernel", "coopmat-emulated", "--matrix-tiles", "2x2x4x4x24"], ["--fused-steps", "maybe"],
-            ["--fused-steps", ""], ["--vector-tiles", "96x2"], ["--vector-tiles", ""]):
+            ["--fused-steps", ""], ["--vector-tiles", "96x2"], ["--vector-tiles", ""], ["--handoff-waits", "pigeon"],
+            ["--handoffs", "pcie"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 

@@ -53,8 +53,14 @@ with tempfile.TemporaryDirectory() as tmp:
         kinds = [s["handoff_to_next"] for s in stages]
         check(kinds[-1] == "" and all(k in ("host", "host-memory", "device-memory") for k in kinds[:-1]),
               f"hand-offs {kinds}")
+        waits = [s["handoff_wait"] for s in stages]
+        check(waits[-1] == "" and all(w in ("host", "timeline", "sync-file") for w in waits[:-1]), f"waits {waits}")
     r = run_infini(INFINI, ["devices", "--devices", "0,0"], env=host)
-    check(r.returncode == 0 and "hands off to the next through host" in r.stdout, "devices, hand-off forced: " + r.stdout)
+    check(r.returncode == 0 and "hands off to the next through host, the host waiting in between" in r.stdout,
+          "devices, hand-off forced: " + r.stdout)
+    r = run_infini(INFINI, ["devices", "--devices", "0,0"], env=dict(os.environ, INFINI_HANDOFF_WAIT="carrier-pigeon"))
+    check(is_one_line_error(r) and "carrier-pigeon" in r.stderr and "sync-file" in r.stderr,
+          f"INFINI_HANDOFF_WAIT=carrier-pigeon: exit {r.returncode}, stderr {r.stderr!r}")
     r = run_infini(INFINI, ["eval", "-m", model, "--tokens", "1,2", "--devices", "0,0", "--logits", os.path.join(tmp, "p.npy")],
                    env=dict(os.environ, INFINI_HANDOFF="pcie"))
     check(is_one_line_error(r) and "pcie" in r.stderr, f"INFINI_HANDOFF=pcie: exit {r.returncode}, stderr {r.stderr!r}")

@@ -27,10 +27,13 @@ void print_split(const ModelArgs& args, bool json) {
   const int64_t shown = layers ? layers : 1000;  // without a model: shares in tenths of a percent
   const std::vector<int64_t> counts = context->layers_per_device(shown, args.options.split);
   // How hidden states would pass from each device with layers to the next one with layers.
-  std::vector<std::string> handoff(devices.size());
+  std::vector<std::string> handoff(devices.size()), wait(devices.size());
   for (size_t i = 0, prev = devices.size(); i < devices.size(); ++i) {
     if (counts[i] == 0) continue;
-    if (prev < devices.size()) handoff[prev] = context->handoff(prev, i);
+    if (prev < devices.size()) {
+      handoff[prev] = context->handoff(prev, i);
+      wait[prev] = context->handoff_wait(prev, i);
+    }
     prev = i;
   }
   int64_t first = 0;
@@ -43,12 +46,16 @@ void print_split(const ModelArgs& args, bool json) {
       std::printf("%s\n", nlohmann::json{{"stage", i}, {"index", devices[i].index}, {"name", devices[i].name},
                                          {"layers", layers ? counts[i] : -1}, {"first_layer", first},
                                          {"share", double(counts[i]) / double(shown)},
-                                         {"handoff_to_next", handoff[i]}}
+                                         {"handoff_to_next", handoff[i]}, {"handoff_wait", wait[i]}}
                               .dump()
                               .c_str());
     else
       std::printf("  %zu: device %zu %s: %s%s\n", i, devices[i].index, devices[i].name.c_str(), range.c_str(),
-                  handoff[i].empty() ? "" : ("; hands off to the next through " + handoff[i]).c_str());
+                  handoff[i].empty() ? ""
+                                     : ("; hands off to the next through " + handoff[i] +
+                                        (wait[i] == "host" ? std::string(", the host waiting in between")
+                                                           : ", the next device waiting for it on the GPU (" + wait[i] + ")"))
+                                           .c_str());
     first += counts[i];
   }
 }
