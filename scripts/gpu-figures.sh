@@ -30,8 +30,8 @@ step "155M: prefill 512, decode 128 (greedy, argmax on the device), with the nor
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles 256x2,128x4
 
-step "matrix units: the coopmat kernels (matmul, attention, memory) against the float64 references first (they had never run on them)"
-./build/infini_tests "[matmul],*coopmat*"
+step "matrix units: the coopmat kernels (matmul, attention, memory) against the float64 references first (they had never run on them); the pipeline's device waits (timeline semaphores had never run either)"
+./build/infini_tests "[matmul],*coopmat*,[multi]"
 # A second build whose kernels are on VK_KHR_cooperative_matrix (./build is on NV when built with
 # Debian 12's glslang). Make it here and carry "build-khr" too (11 MB):
 #   scripts/lavapipe-khr.sh /tmp/lk && cmake -S . -B build -DINFINI_GLSLANG_KHR=/tmp/lk/glslangValidator &&
@@ -70,8 +70,11 @@ for t in q8_0 q4_k_m; do
   $infini bench --workload bandwidth,model --model "$models/m155-$t.gguf" --reference-model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3
   $infini bench --workload bandwidth,model --model "$models/m1b-$t.gguf" --reference-model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
 done
-step "several logical devices on the one card: the pipeline's cost and where each hand-off's time goes"
-$infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --handoffs host,host-memory,device-memory --prefill 8192 --decode 32 --repeat 3
+step "several logical devices on the one card: the pipeline's cost and where each hand-off's time goes, the host or the GPU ordering the stages"
+$infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --handoffs host,host-memory,device-memory \
+  --handoff-waits host,auto --prefill 8192 --decode 32 --repeat 3
+$infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0 --handoffs device-memory \
+  --handoff-waits timeline,sync-file --prefill 8192 --decode 128 --repeat 3
 if [ -x .peer/run_peer.sh ]; then
   step "peer: llama.cpp Vulkan on the same files"
   .peer/run_peer.sh "$models/m155.gguf" --fa on
