@@ -72,6 +72,8 @@ def stream_row(r):
 
 def handoff_label(r):
     """The hand-off kind and how it waits, as asked for (auto: what the run chose, where the record says)."""
+    if "," not in r.get("devices", ","):
+        return ""  # one device hands nothing off
     kind, wait = r.get("handoff", ""), r.get("handoff_wait", "")
     chosen = r.get("handoff_waits")
     if wait == "auto" and chosen:
