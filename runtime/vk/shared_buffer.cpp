@@ -6,26 +6,14 @@
 
 #include "infini/error.hpp"
 #include "vk/check.hpp"
+#include "vk/external_handles.hpp"
 #include "vk/device.hpp"
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#define INFINI_HAS_FDS 1
-#else
-#define INFINI_HAS_FDS 0
-#endif
 
 namespace infini::vk {
 namespace {
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-template <typename Fn>
-Fn device_function(const Device& d, const char* name) {
-  const auto fn = reinterpret_cast<Fn>(vkGetDeviceProcAddr(d.handle(), name));
-  if (!fn) throw Error(std::string("shared memory: '") + d.caps().name + "' does not provide " + name);
-  return fn;
-}
 
 // A buffer that may be bound to memory of `type`, with its memory requirements.
 Owned<VkBuffer> external_buffer(const Device& d, uint64_t bytes, VkExternalMemoryHandleTypeFlagBits type,
@@ -100,7 +88,7 @@ SharedBuffer::SharedBuffer(Device& producer, Device& consumer, uint64_t bytes, S
     if (!host_) throw Error("shared memory: out of host memory allocating " + std::to_string(host_bytes) + " bytes");
     std::memset(host_.get(), 0, host_bytes);
     auto import = [&](Device& d, Owned<VkBuffer> buffer, const VkMemoryRequirements& req, const char* side) {
-      const auto properties = device_function<PFN_vkGetMemoryHostPointerPropertiesEXT>(d, "vkGetMemoryHostPointerPropertiesEXT");
+      const auto properties = device_function<PFN_vkGetMemoryHostPointerPropertiesEXT>(d, "vkGetMemoryHostPointerPropertiesEXT", "shared memory");
       VkMemoryHostPointerPropertiesEXT pointer{VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
       INFINI_VK_CHECK(properties(d.handle(), type, host_.get(), &pointer));
       VkImportMemoryHostPointerInfoEXT host_import{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
@@ -145,7 +133,7 @@ SharedBuffer::SharedBuffer(Device& producer, Device& consumer, uint64_t bytes, S
   get.memory = mem_p.get();
   get.handleType = type;
   int fd = -1;
-  INFINI_VK_CHECK(device_function<PFN_vkGetMemoryFdKHR>(producer, "vkGetMemoryFdKHR")(producer.handle(), &get, &fd));
+  INFINI_VK_CHECK(device_function<PFN_vkGetMemoryFdKHR>(producer, "vkGetMemoryFdKHR", "shared memory")(producer.handle(), &get, &fd));
   // The import takes the fd over when it succeeds; until then it is ours to close.
   VkMemoryDedicatedAllocateInfo dedicated_c{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
   dedicated_c.buffer = buf_c.get();

@@ -2,13 +2,8 @@
 
 #include "infini/error.hpp"
 #include "vk/check.hpp"
+#include "vk/external_handles.hpp"
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#define INFINI_HAS_FDS 1
-#else
-#define INFINI_HAS_FDS 0
-#endif
 
 namespace infini::vk {
 namespace {
@@ -26,19 +21,12 @@ Owned<VkSemaphore> make_semaphore(const Device& d, VkSemaphoreType type_of, VkEx
   return Owned<VkSemaphore>(d.handle(), semaphore, vkDestroySemaphore);
 }
 
-template <typename Fn>
-Fn device_function(const Device& d, const char* name) {
-  const auto fn = reinterpret_cast<Fn>(vkGetDeviceProcAddr(d.handle(), name));
-  if (!fn) throw Error(std::string("shared signal: '") + d.caps().name + "' does not provide " + name);
-  return fn;
-}
-
 int export_fd(const Device& d, VkSemaphore semaphore, VkExternalSemaphoreHandleTypeFlagBits type) {
   VkSemaphoreGetFdInfoKHR get{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR};
   get.semaphore = semaphore;
   get.handleType = type;
   int fd = -1;
-  INFINI_VK_CHECK(device_function<PFN_vkGetSemaphoreFdKHR>(d, "vkGetSemaphoreFdKHR")(d.handle(), &get, &fd));
+  INFINI_VK_CHECK(device_function<PFN_vkGetSemaphoreFdKHR>(d, "vkGetSemaphoreFdKHR", "shared signal")(d.handle(), &get, &fd));
   return fd;
 }
 
@@ -50,7 +38,7 @@ void import_fd(const Device& d, VkSemaphore semaphore, VkExternalSemaphoreHandle
   import.flags = flags;
   import.handleType = type;
   import.fd = fd;
-  const auto import_semaphore = device_function<PFN_vkImportSemaphoreFdKHR>(d, "vkImportSemaphoreFdKHR");
+  const auto import_semaphore = device_function<PFN_vkImportSemaphoreFdKHR>(d, "vkImportSemaphoreFdKHR", "shared signal");
   if (const VkResult result = import_semaphore(d.handle(), &import); result != VK_SUCCESS) {
 #if INFINI_HAS_FDS
     if (fd >= 0) close(fd);
