@@ -88,7 +88,8 @@ SharedBuffer::SharedBuffer(Device& producer, Device& consumer, uint64_t bytes, S
     if (!host_) throw Error("shared memory: out of host memory allocating " + std::to_string(host_bytes) + " bytes");
     std::memset(host_.get(), 0, host_bytes);
     auto import = [&](Device& d, Owned<VkBuffer> buffer, const VkMemoryRequirements& req, const char* side) {
-      const auto properties = device_function<PFN_vkGetMemoryHostPointerPropertiesEXT>(d, "vkGetMemoryHostPointerPropertiesEXT", "shared memory");
+      const auto properties = device_function<PFN_vkGetMemoryHostPointerPropertiesEXT>(
+          d, "vkGetMemoryHostPointerPropertiesEXT", "shared memory");
       VkMemoryHostPointerPropertiesEXT pointer{VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
       INFINI_VK_CHECK(properties(d.handle(), type, host_.get(), &pointer));
       VkImportMemoryHostPointerInfoEXT host_import{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
@@ -133,7 +134,8 @@ SharedBuffer::SharedBuffer(Device& producer, Device& consumer, uint64_t bytes, S
   get.memory = mem_p.get();
   get.handleType = type;
   int fd = -1;
-  INFINI_VK_CHECK(device_function<PFN_vkGetMemoryFdKHR>(producer, "vkGetMemoryFdKHR", "shared memory")(producer.handle(), &get, &fd));
+  const auto get_fd = device_function<PFN_vkGetMemoryFdKHR>(producer, "vkGetMemoryFdKHR", "shared memory");
+  INFINI_VK_CHECK(get_fd(producer.handle(), &get, &fd));
   // The import takes the fd over when it succeeds; until then it is ours to close.
   VkMemoryDedicatedAllocateInfo dedicated_c{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
   dedicated_c.buffer = buf_c.get();

@@ -26,7 +26,8 @@ int export_fd(const Device& d, VkSemaphore semaphore, VkExternalSemaphoreHandleT
   get.semaphore = semaphore;
   get.handleType = type;
   int fd = -1;
-  INFINI_VK_CHECK(device_function<PFN_vkGetSemaphoreFdKHR>(d, "vkGetSemaphoreFdKHR", "shared signal")(d.handle(), &get, &fd));
+  const auto get_fd = device_function<PFN_vkGetSemaphoreFdKHR>(d, "vkGetSemaphoreFdKHR", "shared signal");
+  INFINI_VK_CHECK(get_fd(d.handle(), &get, &fd));
   return fd;
 }
 
@@ -69,8 +70,10 @@ bool can_share_signal(SignalKind kind, const Device& producer, const Device& con
       return no("'" + p.name + "' and '" + c.name + "' are not one physical device (device or driver UUIDs differ)");
     return true;
   }
-  if (!p.sync_file_export) return no("'" + p.name + "' cannot export a semaphore as a sync file (VK_KHR_external_semaphore_fd)");
-  if (!c.sync_file_import) return no("'" + c.name + "' cannot import a semaphore from a sync file (VK_KHR_external_semaphore_fd)");
+  if (!p.sync_file_export)
+    return no("'" + p.name + "' cannot export a semaphore as a sync file (VK_KHR_external_semaphore_fd)");
+  if (!c.sync_file_import)
+    return no("'" + c.name + "' cannot import a semaphore from a sync file (VK_KHR_external_semaphore_fd)");
   return true;
 }
 
