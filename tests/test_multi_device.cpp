@@ -248,14 +248,26 @@ TEST_CASE_METHOD(GpuTest, "shared signals: one device's work waits for another's
     // Each round the producer fills all of a large shared buffer with the round's number (it takes
     // a while) and the consumer, submitted at once, with no host wait for the producer, copies its
     // last word out. With no signal at all it reads the round before's number, or zero (seen on
-    // lavapipe). (Mesa 26's lavapipe finishes the producer's work before it exports a sync file,
-    // so there this shows the signal's plumbing; on GPUs the wait is the consumer device's.)
+    // lavapipe). A timeline's producer also waits for a gate the host opens only once the
+    // consumer is submitted, so there only the consumer device's wait can give the right number.
+    // (A sync file cannot be gated so: it is exported before the host could open the gate, and
+    // Mesa 26's lavapipe finishes the producer's work when it exports one, so there this shows
+    // the signal's plumbing; on GPUs the wait is the consumer device's.)
     constexpr uint64_t kBytes = uint64_t(32) << 20;
     constexpr uint32_t kSlots = 2, kRounds = 6;
     vk::SharedSignal signal(producer, consumer, kind, kSlots);
     CHECK(signal.kind() == kind);
     vk::SharedBuffer shared(producer, consumer, kBytes, *memory, "test");
     vk::Buffer sink(consumer, kRounds * 4, vk::MemoryUse::DeviceLocal, "sink");
+    const bool gated = kind == vk::SignalKind::Timeline;
+    VkSemaphore gate = VK_NULL_HANDLE;
+    if (gated) {
+      VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+      type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+      VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+      info.pNext = &type;
+      REQUIRE(vkCreateSemaphore(producer.handle(), &info, nullptr, &gate) == VK_SUCCESS);
+    }
     std::vector<std::unique_ptr<vk::CommandStream>> produce, consume;
     for (uint32_t i = 0; i < kSlots; ++i) {
       produce.push_back(std::make_unique<vk::CommandStream>(producer));
@@ -268,8 +280,8 @@ TEST_CASE_METHOD(GpuTest, "shared signals: one device's work waits for another's
       p.fill(vk::BufferRange::whole(shared.producer_side()), round);
       p.release_external(vk::BufferRange::whole(shared.producer_side()));
       p.end();
-      const vk::SemaphoreValue signals[] = {signal.signal(round)};
-      p.submit({}, signals);
+      const vk::SemaphoreValue gates[] = {{gate, round}}, signals[] = {signal.signal(round)};
+      p.submit(std::span(gates).first(gated ? 1 : 0), signals);
       vk::SignalToken token = signal.handed(round);
       CHECK(token.ticket() == round);
       CHECK(token.carries_fd() == (kind == vk::SignalKind::SyncFile));
@@ -279,9 +291,16 @@ TEST_CASE_METHOD(GpuTest, "shared signals: one device's work waits for another's
       c.end();
       const vk::SemaphoreValue waits[] = {signal.wait(std::move(token), slot)};
       c.submit(waits);
+      if (gated) {
+        VkSemaphoreSignalInfo open{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+        open.semaphore = gate;
+        open.value = round;
+        REQUIRE(vkSignalSemaphore(producer.handle(), &open) == VK_SUCCESS);
+      }
     }
     for (auto& c : consume) c->wait();
     for (auto& p : produce) p->wait();
+    if (gate) vkDestroySemaphore(producer.handle(), gate, nullptr);
     std::vector<uint32_t> got(kRounds), want(kRounds);
     vk::download(sink, 0, got.data(), kRounds * 4);
     for (uint32_t r = 0; r < kRounds; ++r) want[r] = r + 1;

@@ -75,6 +75,11 @@ HandoffWait parse_handoff_wait(std::string_view name) {
   throw Error("unknown hand-off wait '" + std::string(name) + "' (auto, host, timeline or sync-file)");
 }
 
+bool handoff_wait_forced(HandoffWait requested) noexcept {
+  const char* env = std::getenv("INFINI_HANDOFF_WAIT");
+  return requested != HandoffWait::Auto || (env && *env && std::string_view(env) != "auto");
+}
+
 std::optional<vk::SignalKind> signal_of(HandoffWait wait) noexcept {
   if (wait == HandoffWait::Timeline) return vk::SignalKind::Timeline;
   if (wait == HandoffWait::SyncFile) return vk::SignalKind::SyncFile;

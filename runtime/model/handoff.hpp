@@ -53,6 +53,8 @@ HandoffWait parse_handoff_wait(std::string_view name);     // throws naming `nam
 // a device wait is forced where it is impossible.
 HandoffWait choose_handoff_wait(HandoffWait requested, Handoff kind, const vk::Device& producer,
                                 const vk::Device& consumer);
+// Whether `requested` (or, for Auto, INFINI_HANDOFF_WAIT) names a wait: then nothing else will do.
+bool handoff_wait_forced(HandoffWait requested) noexcept;
 // The signal of a device wait; nullopt for Host.
 std::optional<vk::SignalKind> signal_of(HandoffWait wait) noexcept;
 

@@ -304,6 +304,8 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     throw Error("model: hand-off slot " + std::to_string(slot) + " of " + std::to_string(slot_count()));
   if ((slots_.ready_in || slots_.ready_out) && ticket == 0)
     throw Error("model: a piece handed on through a shared signal needs its ticket");
+  if (slots_.ready_in && ready.ticket() != ticket)
+    throw Error("model: piece " + std::to_string(ticket) + " came without the signal of the stage before it");
   Scratch& s = *scratch_;
   const auto h0 = Clock::now();
   if (embeds()) s.ids_io[slot].write(0, tokens.data(), tokens.size_bytes());
@@ -354,10 +356,14 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
   if (!slots_.ready_out) return {};
   try {
     return slots_.ready_out->handed(ticket);
-  } catch (const std::exception&) {  // nothing to hand on: the piece is not to go further
+  } catch (const std::exception&) {
+    // Nothing to hand on: the piece goes no further. It runs out, is forgotten (the caller counts
+    // it as not submitted), and the signal gets a fresh semaphore, the old one being signalled.
+    pending_.pop_back();
     try {
-      finish(nullptr);
-    } catch (const std::exception&) {
+      device_.wait_idle();
+      slots_.ready_out->renew();
+    } catch (const std::exception&) {  // the first failure is the one to report
     }
     throw;
   }

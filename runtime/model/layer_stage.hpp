@@ -161,7 +161,6 @@ class LayerStage {
   // from the host, so that the next stage's submissions waiting for pieces this one will never
   // finish can run (their results are to be dropped) and the pipeline can drain. Never throws.
   void release_next(uint64_t ticket) noexcept;
-  size_t pieces_in_flight() const noexcept { return pending_.size(); }
   size_t slot_count() const noexcept;  // at least 1
   // The head stage: the logits of the last token of the last piece run with logits rows (those
   // stay on the device when only a ranking was read back). Throws when there are none.

@@ -73,11 +73,18 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
       handoffs_.push_back(kind);
       break;
     }
-    handoff_waits_.push_back(choose_handoff_wait(options.handoff_wait, handoffs_.back(), producer, consumer));
-    if (const auto signal = signal_of(handoff_waits_.back())) {
-      signals_.push_back(std::make_unique<vk::SharedSignal>(producer, consumer, *signal, in_flight));
-      slots[u].ready_out = slots[u + 1].ready_in = signals_.back().get();
+    HandoffWait wait = choose_handoff_wait(options.handoff_wait, handoffs_.back(), producer, consumer);
+    if (const auto signal = signal_of(wait)) {
+      try {
+        signals_.push_back(std::make_unique<vk::SharedSignal>(producer, consumer, *signal, in_flight));
+        slots[u].ready_out = slots[u + 1].ready_in = signals_.back().get();
+      } catch (const Error&) {
+        // The driver would not share the signal after all: the host orders them, unless forced.
+        if (handoff_wait_forced(options.handoff_wait)) throw;
+        wait = HandoffWait::Host;
+      }
     }
+    handoff_waits_.push_back(wait);
   }
   int64_t first = 0;
   for (size_t u = 0; u < used.size(); ++u) {

@@ -31,6 +31,12 @@ int export_fd(const Device& d, VkSemaphore semaphore, VkExternalSemaphoreHandleT
   return fd;
 }
 
+void close_fd(int fd) noexcept {
+#if INFINI_HAS_FDS
+  if (fd >= 0) close(fd);
+#endif
+}
+
 // Imports `fd` into `semaphore`; the import owns it when it succeeds, else it is closed here.
 void import_fd(const Device& d, VkSemaphore semaphore, VkExternalSemaphoreHandleTypeFlagBits type, int fd,
                VkSemaphoreImportFlags flags) {
@@ -39,11 +45,15 @@ void import_fd(const Device& d, VkSemaphore semaphore, VkExternalSemaphoreHandle
   import.flags = flags;
   import.handleType = type;
   import.fd = fd;
-  const auto import_semaphore = device_function<PFN_vkImportSemaphoreFdKHR>(d, "vkImportSemaphoreFdKHR", "shared signal");
+  PFN_vkImportSemaphoreFdKHR import_semaphore = nullptr;
+  try {
+    import_semaphore = device_function<PFN_vkImportSemaphoreFdKHR>(d, "vkImportSemaphoreFdKHR", "shared signal");
+  } catch (...) {
+    close_fd(fd);
+    throw;
+  }
   if (const VkResult result = import_semaphore(d.handle(), &import); result != VK_SUCCESS) {
-#if INFINI_HAS_FDS
-    if (fd >= 0) close(fd);
-#endif
+    close_fd(fd);
     throw Error("shared signal: importing a semaphore into '" + d.caps().name + "' failed (" +
                 vulkan_result_name(result) + ")");
   }
@@ -79,19 +89,14 @@ bool can_share_signal(SignalKind kind, const Device& producer, const Device& con
 
 SignalToken& SignalToken::operator=(SignalToken&& other) noexcept {
   if (this != &other) {
-    this->~SignalToken();
+    close_fd(release_fd());
     ticket_ = other.ticket_;
     fd_ = std::exchange(other.fd_, std::nullopt);
   }
   return *this;
 }
 
-SignalToken::~SignalToken() {
-#if INFINI_HAS_FDS
-  if (fd_ && *fd_ >= 0) close(*fd_);
-#endif
-  fd_.reset();
-}
+SignalToken::~SignalToken() { close_fd(release_fd()); }
 
 int SignalToken::release_fd() noexcept {
   const int fd = fd_.value_or(-1);
@@ -121,6 +126,11 @@ SharedSignal::~SharedSignal() {
 }
 
 SemaphoreValue SharedSignal::signal(uint64_t ticket) const noexcept { return {produced_.get(), ticket}; }
+
+void SharedSignal::renew() {
+  if (kind_ == SignalKind::Timeline) return;
+  produced_ = make_semaphore(producer_, VK_SEMAPHORE_TYPE_BINARY, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT);
+}
 
 SignalToken SharedSignal::handed(uint64_t ticket) {
   if (kind_ == SignalKind::Timeline) return {ticket, std::nullopt};

@@ -63,6 +63,9 @@ class SharedSignal {
   // token to hand to the consumer.
   SemaphoreValue signal(uint64_t ticket) const noexcept;
   SignalToken handed(uint64_t ticket);
+  // After handed() failed: a SyncFile's semaphore still holds that submission's signal, so it is
+  // replaced (call once the producer's device is idle).
+  void renew();
   // The consumer's side: what its submission of the piece in `slot` waits for (a SyncFile token's
   // fd is imported into that slot's semaphore). The slot's previous wait must be done.
   SemaphoreValue wait(SignalToken token, uint32_t slot);
