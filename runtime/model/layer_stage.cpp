@@ -355,7 +355,12 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
                       t_submit});
   if (!slots_.ready_out) return {};
   try {
-    return slots_.ready_out->handed(ticket);
+    vk::SignalToken handed = slots_.ready_out->handed(ticket);
+    // Exporting a sync file is submission work too (and some drivers wait for the piece there).
+    const auto t_handed = Clock::now();
+    pending_.back().before_submit_s = seconds(t0, t_handed);
+    pending_.back().submit_s = seconds(t_submit, t_handed);
+    return handed;
   } catch (const std::exception&) {
     // Nothing to hand on: the piece goes no further. It runs out, is forgotten (the caller counts
     // it as not submitted), and the signal gets a fresh semaphore, the old one being signalled.
