@@ -5,7 +5,8 @@
 # glslang for those kernels alone (INFINI_GLSLANG_KHR: a few seconds, only they and the code that
 # embeds them), their tests run on that lavapipe, the model tests again with auto on its matrix
 # units, with the multi-device ones (that lavapipe also shares sync files, so there the pipeline's
-# devices wait for each other on the device: vk/shared_signal.hpp), and ./build is set back.
+# devices wait for each other on the device: vk/shared_signal.hpp) and the bench CLI's checks, and
+# ./build is set back.
 # Where Debian unstable cannot be reached it says so and skips.
 # Without the validation layer: Debian unstable's crashed at exit after these pipelines, every
 # test passed (README, "Matrix units").
@@ -34,3 +35,7 @@ if ! grep -q "coopmat KHR \[" <<<"$devices"; then
 fi
 "$dir/run" ./infini_tests "[matmul],*coopmat*,*memory kernels*"
 INFINI_MATRIX_UNITS=emulate "$dir/run" ./infini_tests "[model],[multi],[pool]"
+# The bench CLI's records, the pipeline's per-stage profile among them, with device waits on.
+printf '#!/bin/sh\nexec "%s/run" "%s/infini" "$@"\n' "$dir" "$PWD" > "$dir/infini"
+chmod +x "$dir/infini"
+/usr/bin/python3 "$root/tests/cli/bench_cli.py" "$dir/infini"
