@@ -257,7 +257,11 @@ TEST_CASE_METHOD(GpuTest, "shared signals: one device's work waits for another's
     constexpr uint32_t kSlots = 2, kRounds = 6;
     vk::SharedSignal signal(producer, consumer, kind, kSlots);
     CHECK(signal.kind() == kind);
-    vk::SharedBuffer shared(producer, consumer, kBytes, *memory, "test");
+    // One shared buffer per slot, as the pipeline has: a slot is written again only once the
+    // consumer that read it last is done (the host waits for that here, as the pipeline does).
+    std::vector<std::unique_ptr<vk::SharedBuffer>> slots;
+    for (uint32_t i = 0; i < kSlots; ++i)
+      slots.push_back(std::make_unique<vk::SharedBuffer>(producer, consumer, kBytes, *memory, "test"));
     vk::Buffer sink(consumer, kRounds * 4, vk::MemoryUse::DeviceLocal, "sink");
     const bool gated = kind == vk::SignalKind::Timeline;
     VkSemaphore gate = VK_NULL_HANDLE;
@@ -276,6 +280,8 @@ TEST_CASE_METHOD(GpuTest, "shared signals: one device's work waits for another's
     for (uint32_t round = 1; round <= kRounds; ++round) {
       const uint32_t slot = round % kSlots;
       vk::CommandStream &p = *produce[slot], &c = *consume[slot];
+      const vk::SharedBuffer& shared = *slots[slot];
+      c.wait();   // the slot's last reader is done
       p.begin();  // waits for this slot's previous round on the producer
       p.fill(vk::BufferRange::whole(shared.producer_side()), round);
       p.release_external(vk::BufferRange::whole(shared.producer_side()));
@@ -309,7 +315,7 @@ TEST_CASE_METHOD(GpuTest, "shared signals: one device's work waits for another's
     // A token nobody waits for closes its sync file.
     vk::CommandStream& p = *produce[0];
     p.begin();
-    p.fill(vk::BufferRange::whole(shared.producer_side()), 0);
+    p.fill(vk::BufferRange::whole(slots[0]->producer_side()), 0);
     p.end();
     const vk::SemaphoreValue signals[] = {signal.signal(kRounds + 1)};
     p.submit({}, signals);
