@@ -1,6 +1,7 @@
 #include "infini/context.hpp"
 
 #include <cstdlib>
+#include <utility>
 
 #include "api/context_access.hpp"
 #include "model/handoff.hpp"
@@ -185,19 +186,27 @@ uint64_t Context::peak_device_memory_bytes() const { return vk::peak_allocated_b
 
 void Context::reset_peak_device_memory() { vk::reset_peaks(ContextAccess::devices(*this)); }
 
-std::string Context::handoff(size_t from, size_t to) const {
-  const std::vector<vk::Device*> all = ContextAccess::devices(*this);
+namespace {
+
+// Devices `from` and `to` of a context; throws naming `what` when either is not one of them.
+std::pair<vk::Device*, vk::Device*> device_pair(const Context& context, size_t from, size_t to, const char* what) {
+  const std::vector<vk::Device*> all = ContextAccess::devices(context);
   if (from >= all.size() || to >= all.size())
-    throw Error("handoff: device " + std::to_string(std::max(from, to)) + " of " + std::to_string(all.size()));
-  return model::handoff_name(model::choose_handoff(model::Handoff::Auto, *all[from], *all[to]));
+    throw Error(std::string(what) + ": device " + std::to_string(std::max(from, to)) + " of " + std::to_string(all.size()));
+  return {all[from], all[to]};
+}
+
+}  // namespace
+
+std::string Context::handoff(size_t from, size_t to) const {
+  const auto [producer, consumer] = device_pair(*this, from, to, "handoff");
+  return model::handoff_name(model::choose_handoff(model::Handoff::Auto, *producer, *consumer));
 }
 
 std::string Context::handoff_wait(size_t from, size_t to) const {
-  const std::vector<vk::Device*> all = ContextAccess::devices(*this);
-  if (from >= all.size() || to >= all.size())
-    throw Error("handoff_wait: device " + std::to_string(std::max(from, to)) + " of " + std::to_string(all.size()));
-  const model::Handoff kind = model::choose_handoff(model::Handoff::Auto, *all[from], *all[to]);
-  return model::handoff_wait_name(model::choose_handoff_wait(model::HandoffWait::Auto, kind, *all[from], *all[to]));
+  const auto [producer, consumer] = device_pair(*this, from, to, "handoff_wait");
+  const model::Handoff kind = model::choose_handoff(model::Handoff::Auto, *producer, *consumer);
+  return model::handoff_wait_name(model::choose_handoff_wait(model::HandoffWait::Auto, kind, *producer, *consumer));
 }
 
 std::vector<int64_t> Context::layers_per_device(int64_t layers, std::span<const double> shares) const {

@@ -30,15 +30,24 @@ std::optional<vk::SharingKind> sharing_of(Handoff kind) noexcept {
   return std::nullopt;
 }
 
+namespace {
+
+// `requested`, or where it is Auto, what the environment variable `variable` names (by `parse`).
+template <typename Kind, typename Parse>
+Kind or_from_environment(Kind requested, const char* variable, Parse parse) {
+  const char* env = std::getenv(variable);
+  if (requested != Kind::Auto || !env || !*env) return requested;
+  try {
+    return parse(env);
+  } catch (const Error& e) {
+    throw Error(std::string(variable) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
 std::vector<Handoff> handoff_candidates(Handoff requested, const vk::Device& producer, const vk::Device& consumer) {
-  if (requested == Handoff::Auto)
-    if (const char* env = std::getenv("INFINI_HANDOFF"); env && *env) {
-      try {
-        requested = parse_handoff(env);
-      } catch (const Error& e) {
-        throw Error(std::string("INFINI_HANDOFF: ") + e.what());
-      }
-    }
+  requested = or_from_environment(requested, "INFINI_HANDOFF", parse_handoff);
   if (requested == Handoff::Auto) {
     std::vector<Handoff> out;
     for (Handoff k : {Handoff::DeviceMemory, Handoff::HostMemory})
@@ -75,9 +84,8 @@ HandoffWait parse_handoff_wait(std::string_view name) {
   throw Error("unknown hand-off wait '" + std::string(name) + "' (auto, host, timeline or sync-file)");
 }
 
-bool handoff_wait_forced(HandoffWait requested) noexcept {
-  const char* env = std::getenv("INFINI_HANDOFF_WAIT");
-  return requested != HandoffWait::Auto || (env && *env && std::string_view(env) != "auto");
+bool handoff_wait_forced(HandoffWait requested) {
+  return or_from_environment(requested, "INFINI_HANDOFF_WAIT", parse_handoff_wait) != HandoffWait::Auto;
 }
 
 std::optional<vk::SignalKind> signal_of(HandoffWait wait) noexcept {
@@ -88,14 +96,7 @@ std::optional<vk::SignalKind> signal_of(HandoffWait wait) noexcept {
 
 HandoffWait choose_handoff_wait(HandoffWait requested, Handoff kind, const vk::Device& producer,
                                 const vk::Device& consumer) {
-  if (requested == HandoffWait::Auto)
-    if (const char* env = std::getenv("INFINI_HANDOFF_WAIT"); env && *env) {
-      try {
-        requested = parse_handoff_wait(env);
-      } catch (const Error& e) {
-        throw Error(std::string("INFINI_HANDOFF_WAIT: ") + e.what());
-      }
-    }
+  requested = or_from_environment(requested, "INFINI_HANDOFF_WAIT", parse_handoff_wait);
   if (requested == HandoffWait::Host) return HandoffWait::Host;
   const bool shared = sharing_of(kind).has_value();
   if (requested == HandoffWait::Auto) {

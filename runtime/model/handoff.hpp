@@ -54,7 +54,7 @@ HandoffWait parse_handoff_wait(std::string_view name);     // throws naming `nam
 HandoffWait choose_handoff_wait(HandoffWait requested, Handoff kind, const vk::Device& producer,
                                 const vk::Device& consumer);
 // Whether `requested` (or, for Auto, INFINI_HANDOFF_WAIT) names a wait: then nothing else will do.
-bool handoff_wait_forced(HandoffWait requested) noexcept;
+bool handoff_wait_forced(HandoffWait requested);
 // The signal of a device wait; nullopt for Host.
 std::optional<vk::SignalKind> signal_of(HandoffWait wait) noexcept;
 

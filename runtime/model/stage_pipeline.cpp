@@ -87,8 +87,6 @@ void StagePipeline::run_here(const Piece& piece) {
   if (!failure.empty()) throw Error(failure);
 }
 
-void StagePipeline::release_after(size_t s, uint64_t ticket) noexcept { stages_[s]->release_next(ticket); }
-
 std::vector<HandoffProfile> StagePipeline::handoffs() const {
   std::lock_guard lock(mutex_);
   return handoffs_;
@@ -159,7 +157,7 @@ void StagePipeline::worker(size_t s) {
     } catch (const std::exception& e) {
       failed = "device " + stage.describe() + ": " + e.what();
       // The next stage may wait on its device for pieces this one will not finish.
-      if (hands_early) release_after(s, last_handed);
+      if (hands_early) stage.release_next(last_handed);
     }
     lock.lock();
     --unfinished_;

@@ -6,7 +6,7 @@
 // stream order. The hidden states travel either through memory both devices share (one slot per
 // piece in flight, written and read by the devices) or through the host, which copies them out of
 // one device's staging memory and into the next's (model/handoff.hpp). Where two neighbouring
-// devices also share a timeline semaphore (LayerStage::signals_next), a stage hands each piece to
+// devices also share a signal (vk/shared_signal.hpp, LayerStage::signals_next), a stage hands each piece to
 // the next as soon as it has submitted it, and the next stage's device waits for it on the GPU;
 // elsewhere a stage's worker waits for its device to finish a piece before handing it on.
 #include <chrono>
@@ -71,8 +71,6 @@ class StagePipeline {
   };
   void worker(size_t stage);
   void run_here(const Piece& piece);
-  // After stage `s` failed on a piece handed on by semaphore: lets the stages after it drain.
-  void release_after(size_t s, uint64_t ticket) noexcept;
 
   std::vector<LayerStage*> stages_;
   size_t in_flight_;

@@ -1,9 +1,12 @@
 #include "vk/device.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "infini/error.hpp"
 #include "vk/check.hpp"
 #include "vk/cooperative_matrix_khr.hpp"
 #include "vk/device_profile.hpp"
@@ -157,32 +160,40 @@ void Device::submit(const VkSubmitInfo& info, VkFence fence) {
 
 uint64_t Device::submit_signalling(const VkSubmitInfo& info, std::span<const SemaphoreValue> waits,
                                    std::span<const SemaphoreValue> signals) {
+  // Fixed arrays: this runs for every piece and decode token, where heap work is not wanted.
+  constexpr size_t kMaxShared = 4;
+  if (waits.size() > kMaxShared || signals.size() > kMaxShared)
+    throw Error("submit: at most " + std::to_string(kMaxShared) + " semaphores to wait for and to signal");
+  std::array<VkSemaphore, kMaxShared> wait_semaphores{};
+  std::array<VkSemaphore, kMaxShared + 1> signal_semaphores{timeline_};
+  std::array<uint64_t, kMaxShared> wait_values{};
+  std::array<uint64_t, kMaxShared + 1> signal_values{};
+  // Another device's hidden states are read by copies and kernels alike.
+  std::array<VkPipelineStageFlags, kMaxShared> wait_stages{};
+  for (size_t i = 0; i < waits.size(); ++i) {
+    wait_semaphores[i] = waits[i].semaphore;
+    wait_values[i] = waits[i].value;
+    wait_stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  }
+  for (size_t i = 0; i < signals.size(); ++i) {
+    signal_semaphores[i + 1] = signals[i].semaphore;
+    signal_values[i + 1] = signals[i].value;
+  }
   std::lock_guard lock(queue_mutex_);
   const uint64_t value = timeline_value_ + 1;
-  std::vector<VkSemaphore> wait_semaphores, signal_semaphores{timeline_};
-  std::vector<uint64_t> wait_values, signal_values{value};
-  // Another device's hidden states are read by copies and kernels alike.
-  const std::vector<VkPipelineStageFlags> wait_stages(waits.size(), VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
-  for (const SemaphoreValue& w : waits) {
-    wait_semaphores.push_back(w.semaphore);
-    wait_values.push_back(w.value);
-  }
-  for (const SemaphoreValue& s : signals) {
-    signal_semaphores.push_back(s.semaphore);
-    signal_values.push_back(s.value);
-  }
+  signal_values[0] = value;
   VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-  values.waitSemaphoreValueCount = uint32_t(wait_values.size());
+  values.waitSemaphoreValueCount = uint32_t(waits.size());
   values.pWaitSemaphoreValues = wait_values.data();
-  values.signalSemaphoreValueCount = uint32_t(signal_values.size());
+  values.signalSemaphoreValueCount = uint32_t(signals.size() + 1);
   values.pSignalSemaphoreValues = signal_values.data();
   VkSubmitInfo signalling = info;
   values.pNext = signalling.pNext;
   signalling.pNext = &values;
-  signalling.waitSemaphoreCount = uint32_t(wait_semaphores.size());
+  signalling.waitSemaphoreCount = uint32_t(waits.size());
   signalling.pWaitSemaphores = wait_semaphores.data();
   signalling.pWaitDstStageMask = wait_stages.data();
-  signalling.signalSemaphoreCount = uint32_t(signal_semaphores.size());
+  signalling.signalSemaphoreCount = uint32_t(signals.size() + 1);
   signalling.pSignalSemaphores = signal_semaphores.data();
   INFINI_VK_CHECK(vkQueueSubmit(queue_, 1, &signalling, VK_NULL_HANDLE));
   timeline_value_ = value;

@@ -149,6 +149,19 @@ int run_bench(Args& args) {
   return 0;
 }
 
+// A CLI check that passes what `parse` accepts and gives its error for the rest.
+template <typename Parse>
+auto accepted_by(Parse parse) {
+  return [parse](const std::string& v) {
+    try {
+      parse(v);
+      return std::string();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  };
+}
+
 const RegisterCommand registration{
     "bench", "Measure throughput and memory; prints one JSON object per line", [](CLI::App& app) {
       auto args = std::make_shared<Args>();
@@ -201,27 +214,13 @@ const RegisterCommand registration{
                      "pipeline: comma-separated hand-off kinds to compare on every set of several devices: auto, host, "
                      "host-memory, device-memory")
           ->delimiter(',')
-          ->check([](const std::string& v) {
-            try {
-              model::parse_handoff(v);
-              return std::string();
-            } catch (const std::exception& e) {
-              return std::string(e.what());
-            }
-          })
+          ->check(accepted_by(model::parse_handoff))
           ->capture_default_str();
       app.add_option("--handoff-waits", args->options.handoff_waits,
                      "pipeline: comma-separated ways to order each hand-off to compare: auto, host (the host waits for "
                      "the device before), timeline, sync-file (the device waits for the one before on the GPU)")
           ->delimiter(',')
-          ->check([](const std::string& v) {
-            try {
-              model::parse_handoff_wait(v);
-              return std::string();
-            } catch (const std::exception& e) {
-              return std::string(e.what());
-            }
-          })
+          ->check(accepted_by(model::parse_handoff_wait))
           ->capture_default_str();
       add_device_options(app, args->devices);
       app.footer("On lavapipe set LP_NUM_THREADS to the number of cores.");
