@@ -107,7 +107,7 @@ void main() {
   barrier();
 
   float o[DV / 2u];  // columns c * DVC + half_ * HALF + j of this row, for pass c
-  for (uint i = 0u; i < DV / 2u; ++i) o[i] = 0.0;
+  [[unroll]] for (uint i = 0u; i < DV / 2u; ++i) o[i] = 0.0;
   float m = kSoftmaxInit, l = 0.0;
 
   for (uint k0 = 0u; k0 <= last_key; k0 += BC) {
@@ -121,17 +121,17 @@ void main() {
     // S = Q K^T for the warp's 16 rows: K^T is the tile read by columns.
     if (warp < WARPS) {
       FRAG_C s_frag[BC / 16u];
-      for (uint j = 0u; j < BC / 16u; ++j) FRAG_ZERO(s_frag[j]);
-      for (uint i = 0u; i < D / 16u; ++i) {
+      FRAG_UNROLL for (uint j = 0u; j < BC / 16u; ++j) FRAG_ZERO(s_frag[j]);
+      FRAG_UNROLL for (uint i = 0u; i < D / 16u; ++i) {
         FRAG_A q_frag;
         FRAG_LOAD_PACKED_A(q_frag, q_tile, warp * 16u * LDQ + i * 16u, LDQ, false);
-        for (uint j = 0u; j < BC / 16u; ++j) {
+        FRAG_UNROLL for (uint j = 0u; j < BC / 16u; ++j) {
           FRAG_B k_frag;
           FRAG_LOAD_PACKED_B(k_frag, k_tile, j * 16u * LDQ + i * 16u, LDQ, true);
           FRAG_MUL_ADD_PACKED(s_frag[j], q_frag, q_tile, k_frag, k_tile);
         }
       }
-      for (uint j = 0u; j < BC / 16u; ++j) FRAG_STORE(s_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
+      FRAG_UNROLL for (uint j = 0u; j < BC / 16u; ++j) FRAG_STORE(s_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
     }
     barrier();
 
@@ -160,10 +160,10 @@ void main() {
     barrier();
     l = l * alpha + row_sum[r] + row_sum[BR + r];
     m = m_new;
-    for (uint i = 0u; i < DV / 2u; ++i) o[i] *= alpha;
+    [[unroll]] for (uint i = 0u; i < DV / 2u; ++i) o[i] *= alpha;
 
     // O += P V, DVC value columns per pass.
-    for (uint c0 = 0u; c0 < DV; c0 += DVC) {
+    FRAG_UNROLL for (uint c0 = 0u; c0 < DV; c0 += DVC) {
       for (uint e = tid; e < BC * DVC / 8u; e += WG) {
         const uint j = e / (DVC / 8u), c = (e % (DVC / 8u)) * 8u, key = k0 + j;
         uvec4 word = uvec4(0u);
@@ -173,17 +173,17 @@ void main() {
       barrier();
       if (warp < WARPS) {
         FRAG_C pv_frag[DVC / 16u];
-        for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(pv_frag[j]);
-        for (uint i = 0u; i < BC / 16u; ++i) {
+        FRAG_UNROLL for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(pv_frag[j]);
+        FRAG_UNROLL for (uint i = 0u; i < BC / 16u; ++i) {
           FRAG_A p_frag;
           FRAG_LOAD_PACKED_A(p_frag, p_tile, warp * 16u * LDP + i * 16u, LDP, false);
-          for (uint j = 0u; j < DVC / 16u; ++j) {
+          FRAG_UNROLL for (uint j = 0u; j < DVC / 16u; ++j) {
             FRAG_B v_frag;
             FRAG_LOAD_PACKED_B(v_frag, v_tile, i * 16u * LDV + j * 16u, LDV, false);
             FRAG_MUL_ADD_PACKED(pv_frag[j], p_frag, p_tile, v_frag, v_tile);
           }
         }
-        for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(pv_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
+        FRAG_UNROLL for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(pv_frag[j], s_tile, warp * 16u * LDS + j * 16u, LDS);
       }
       barrier();
       [[unroll]] for (uint c = 0u; c < HALF; ++c) o[(c0 / DVC) * HALF + c] += s_tile[r * LDS + half_ * HALF + c];
@@ -194,6 +194,6 @@ void main() {
   if (q0 + r >= p.q_rows) return;
   const float inv_l = 1.0 / l;
   const uint base = (q0 + r) * p.heads_q * DV + h * DV;
-  for (uint c0 = 0u; c0 < DV; c0 += DVC)
+  FRAG_UNROLL for (uint c0 = 0u; c0 < DV; c0 += DVC)
     [[unroll]] for (uint c = 0u; c < HALF; ++c) out_data[base + c0 + half_ * HALF + c] = o[(c0 / DVC) * HALF + c] * inv_l;
 }

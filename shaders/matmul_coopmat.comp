@@ -148,10 +148,10 @@ void main() {
   // through shared memory. The choice is the same for the whole workgroup.
   const bool whole = row0 + BM <= p.M && col0 + BN <= p.N && p.ldc % 4u == 0u && p.c_off % 4u == 0u;
   FRAG_C acc[FRAGS_M * FRAGS_N];
-  for (uint f = 0u; f < FRAGS_M * FRAGS_N; ++f) FRAG_ZERO(acc[f]);
+  FRAG_UNROLL for (uint f = 0u; f < FRAGS_M * FRAGS_N; ++f) FRAG_ZERO(acc[f]);
   if (holds && whole && p.accumulate != 0u)
-    for (uint i = 0u; i < FRAGS_M; ++i)
-      for (uint j = 0u; j < FRAGS_N; ++j) {
+    FRAG_UNROLL for (uint i = 0u; i < FRAGS_M; ++i)
+      FRAG_UNROLL for (uint j = 0u; j < FRAGS_N; ++j) {
         const uint r = row0 + (warp_m * FRAGS_M + i) * 16u, c = col0 + (warp_n * FRAGS_N + j) * 16u;
         FRAG_LOAD_ACC(acc[i * FRAGS_N + j], c_data, p.c_off + r * p.ldc + c, p.ldc);
       }
@@ -166,31 +166,31 @@ void main() {
       FETCH_WORDS(k0 + BK);
     }
     if (holds)
-      for (uint kk = 0u; kk < BK; kk += 16u) {
+      FRAG_UNROLL for (uint kk = 0u; kk < BK; kk += 16u) {
         FRAG_A a[FRAGS_M];
         FRAG_B b[FRAGS_N];
-        for (uint i = 0u; i < FRAGS_M; ++i)
+        FRAG_UNROLL for (uint i = 0u; i < FRAGS_M; ++i)
           FRAG_LOAD_PACKED_A(a[i], tile_a, ((warp_m * FRAGS_M + i) * 16u) * LDS + kk, LDS, false);
-        for (uint j = 0u; j < FRAGS_N; ++j)
+        FRAG_UNROLL for (uint j = 0u; j < FRAGS_N; ++j)
           FRAG_LOAD_PACKED_B(b[j], tile_b, ((warp_n * FRAGS_N + j) * 16u) * LDS + kk, LDS, true);
-        for (uint i = 0u; i < FRAGS_M; ++i)
-          for (uint j = 0u; j < FRAGS_N; ++j) FRAG_MUL_ADD_PACKED(acc[i * FRAGS_N + j], a[i], tile_a, b[j], tile_b);
+        FRAG_UNROLL for (uint i = 0u; i < FRAGS_M; ++i)
+          FRAG_UNROLL for (uint j = 0u; j < FRAGS_N; ++j) FRAG_MUL_ADD_PACKED(acc[i * FRAGS_N + j], a[i], tile_a, b[j], tile_b);
       }
     barrier();
   }
 
   if (whole) {
     if (holds)
-      for (uint i = 0u; i < FRAGS_M; ++i)
-        for (uint j = 0u; j < FRAGS_N; ++j) {
+      FRAG_UNROLL for (uint i = 0u; i < FRAGS_M; ++i)
+        FRAG_UNROLL for (uint j = 0u; j < FRAGS_N; ++j) {
           const uint r = row0 + (warp_m * FRAGS_M + i) * 16u, c = col0 + (warp_n * FRAGS_N + j) * 16u;
           FRAG_STORE(acc[i * FRAGS_N + j], c_data, p.c_off + r * p.ldc + c, p.ldc);
         }
     return;
   }
   // Fragment (i, j) of every warp to shared memory, then the workgroup writes the values inside C.
-  for (uint i = 0u; i < FRAGS_M; ++i)
-    for (uint j = 0u; j < FRAGS_N; ++j) {
+  FRAG_UNROLL for (uint i = 0u; i < FRAGS_M; ++i)
+    FRAG_UNROLL for (uint j = 0u; j < FRAGS_N; ++j) {
       if (holds) FRAG_STORE(acc[i * FRAGS_N + j], stage, warp * 16u * STAGE_LD, STAGE_LD);
       barrier();
       for (uint e = tid; e < WARPS_M * WARPS_N * 256u; e += WORKGROUP) {

@@ -131,17 +131,17 @@ void main() {
     barrier();
     if (warp < WARPS) {
       FRAG_C acc[DVC / 16u];
-      for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(acc[j]);
-      for (uint i = 0u; i < D / 16u; ++i) {
+      FRAG_UNROLL for (uint j = 0u; j < DVC / 16u; ++j) FRAG_ZERO(acc[j]);
+      FRAG_UNROLL for (uint i = 0u; i < D / 16u; ++i) {
         FRAG_A p_frag;
         FRAG_LOAD_A(p_frag, p_tile, warp * 16u * LDP + i * 16u, LDP, false);
-        for (uint j = 0u; j < DVC / 16u; ++j) {
+        FRAG_UNROLL for (uint j = 0u; j < DVC / 16u; ++j) {
           FRAG_B m_frag;
           FRAG_LOAD_B(m_frag, mn_tile, i * 16u * LDM + j * 16u, LDM, false);
           FRAG_MUL_ADD(acc[j], p_frag, p_tile, m_frag, mn_tile);
         }
       }
-      for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(acc[j], a_tile, warp * 16u * LDA + j * 16u, LDA);
+      FRAG_UNROLL for (uint j = 0u; j < DVC / 16u; ++j) FRAG_STORE(acc[j], a_tile, warp * 16u * LDA + j * 16u, LDA);
     }
     barrier();  // the next pass stages Mn only after every warp's product, and stores only after this epilogue
     if (tok < p.tokens)

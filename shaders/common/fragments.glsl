@@ -40,6 +40,20 @@
 
 const uint FRAG_LANES = 32u;
 
+// FRAG_UNROLL marks a loop over fragments, unrolled on NVIDIA's fragments (NV), so that each
+// fragment of an array indexed by the loop is its own registers: the loops' bounds are
+// specialization constants, which the front end cannot unroll, and a fragment array indexed in a
+// loop the driver keeps lives in local memory (the H200's flat 34 TFLOP/s across tilings would fit
+// that; not yet measured with the loops unrolled). KHR fragments keep the loops until a GPU measures
+// the difference there: on lavapipe (the only KHR device the tests have) unrolled loops made a
+// kernel's compile 3x longer (64 s against 23 s for the Q5_K matmul on Mesa 26). Emulated
+// fragments keep them too.
+#if defined(MATRIX_UNITS) && !defined(MATRIX_UNITS_KHR)
+#define FRAG_UNROLL [[unroll]]
+#else
+#define FRAG_UNROLL
+#endif
+
 // Packed tiles: 8 values as f16, one 16-byte word (lo then hi), and its store into a shared uint
 // tile at half `at` (a multiple of 8) as four adjacent 32-bit stores.
 uvec4 pack_half8(vec4 lo, vec4 hi) {
