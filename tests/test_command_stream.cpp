@@ -1,10 +1,14 @@
 // The command stream puts barriers only where later work depends on earlier work, and a
 // recorded stream can be replayed.
+#include <algorithm>
+#include <chrono>
+
 #include "gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matmul.hpp"
 #include "reference/matmul_reference.hpp"
 #include "util/nmse.hpp"
+#include "vk/host_wait.hpp"
 #include "vk/transfer.hpp"
 
 namespace infini::test {
@@ -111,6 +115,54 @@ TEST_CASE_METHOD(GpuTest, "a recorded stream replays on new input", "[gpu][strea
       CHECK(ts[1].label == "matmul");
       CHECK(ts[0].ns == 0.0);
       CHECK(ts[1].ns >= 0.0);
+    }
+  }
+}
+
+TEST_CASE("the host polls before it sleeps on GPUs, never on CPU devices", "[stream]") {
+  using std::chrono::microseconds;
+  vk::Capabilities caps;
+  if (!std::getenv("INFINI_WAIT_SPIN_US")) {
+    caps.type = vk::DeviceType::Cpu;
+    CHECK(vk::wait_spin_for(caps) == microseconds(0));
+    for (const vk::DeviceType gpu : {vk::DeviceType::Discrete, vk::DeviceType::Integrated, vk::DeviceType::Virtual}) {
+      caps.type = gpu;
+      CHECK(vk::wait_spin_for(caps) == vk::kGpuWaitSpin);
+    }
+  }
+  int polls = 0;
+  CHECK(vk::spin_until([&] { return ++polls == 3; }, microseconds(10'000'000)));
+  CHECK(polls == 3);  // returns as soon as the work is done, not when the spin is over
+  polls = 0;
+  CHECK_FALSE(vk::spin_until([&] { return ++polls > 1'000'000'000; }, microseconds(1000)));
+  CHECK(polls >= 1);
+  polls = 0;
+  CHECK_FALSE(vk::spin_until([&] { return ++polls > 0; }, microseconds(0)));  // no spin: not even one poll
+  CHECK(polls == 0);
+}
+
+TEST_CASE_METHOD(GpuTest, "a device that polls before it sleeps waits for its work as one that sleeps", "[gpu][stream]") {
+  CHECK(device().wait_spin() == vk::wait_spin_for(device().caps()));
+  // A spin far longer than the work: the wait must end when the work does, with its results. The
+  // work is fills and copies (no kernel to build on a fresh device).
+  constexpr uint64_t kWords = 1 << 20;
+  for (const std::chrono::microseconds spin : {std::chrono::microseconds(0), std::chrono::microseconds(20'000'000)}) {
+    auto dev = open_second_device({.wait_spin = spin});
+    INFO("spin " << spin.count() << " us");
+    CHECK(dev->wait_spin() == spin);
+    vk::Buffer a(*dev, kWords * 4, vk::MemoryUse::DeviceLocal, "a"), b(*dev, kWords * 4, vk::MemoryUse::DeviceLocal, "b");
+    vk::CommandStream stream(*dev);
+    for (uint32_t round = 1; round <= 3; ++round) {
+      const auto start = std::chrono::steady_clock::now();
+      stream.begin();
+      stream.fill(whole(a), round * 0x01010101u);
+      stream.copy(whole(a), whole(b));
+      stream.end();
+      stream.submit_and_wait();
+      CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+      std::vector<uint32_t> got(kWords);
+      vk::download(b, 0, got.data(), kWords * 4);
+      CHECK(std::count(got.begin(), got.end(), round * 0x01010101u) == int64_t(kWords));
     }
   }
 }

@@ -10,6 +10,7 @@
 #include "vk/check.hpp"
 #include "vk/cooperative_matrix_khr.hpp"
 #include "vk/device_profile.hpp"
+#include "vk/host_wait.hpp"
 #include "vk/instance.hpp"
 #include "vk/pipeline_cache.hpp"
 
@@ -18,6 +19,7 @@ namespace infini::vk {
 Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physical, const DeviceOptions& options)
     : instance_(std::move(instance)), physical_(physical.handle), caps_(physical.caps) {
   if (!caps_.usable) throw Error("device '" + caps_.name + "' cannot be used: " + caps_.unusable_reason);
+  wait_spin_ = options.wait_spin ? *options.wait_spin : wait_spin_for(caps_);  // the device's own type, not a profile's
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
   if (options.max_buffer_bytes) {
     auto clamp = [&](uint64_t& limit) { limit = limit ? std::min(limit, options.max_buffer_bytes) : options.max_buffer_bytes; };
@@ -201,11 +203,27 @@ uint64_t Device::submit_signalling(const VkSubmitInfo& info, std::span<const Sem
 }
 
 void Device::wait_timeline(uint64_t value) const {
+  const auto reached = [&] {
+    uint64_t now = 0;
+    INFINI_VK_CHECK(vkGetSemaphoreCounterValue(device_, timeline_, &now));
+    return now >= value;
+  };
+  if (spin_until(reached, wait_spin_)) return;
   VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
   wait.semaphoreCount = 1;
   wait.pSemaphores = &timeline_;
   wait.pValues = &value;
   INFINI_VK_CHECK(vkWaitSemaphores(device_, &wait, UINT64_MAX));
+}
+
+void Device::wait_fence(VkFence fence) const {
+  const auto signalled = [&] {
+    const VkResult r = vkGetFenceStatus(device_, fence);
+    if (r != VK_NOT_READY) INFINI_VK_CHECK(r);
+    return r == VK_SUCCESS;
+  };
+  if (spin_until(signalled, wait_spin_)) return;
+  INFINI_VK_CHECK(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX));
 }
 
 uint64_t Device::free_device_local_bytes() const {

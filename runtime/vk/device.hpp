@@ -3,8 +3,10 @@
 // the pipelines built for it. Several Devices may be opened on one physical device; each has its
 // own queue and memory (that is how multi-device code is tested on a single GPU).
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 
 #include "vk/device_choice.hpp"
@@ -29,6 +31,9 @@ struct DeviceOptions {
   bool discrete_memory = false;
   // Acts as the GPU of this profile at most (vk/device_profile.hpp); nullptr: none.
   const DeviceProfile* profile = nullptr;
+  // When set, the host polls this long before it sleeps in a wait, instead of what the device's
+  // type asks (vk/host_wait.hpp): tests run the polling path on CPU devices with it.
+  std::optional<std::chrono::microseconds> wait_spin;
 };
 
 // A semaphore and, for a timeline semaphore, a value of it (to wait for, or to signal).
@@ -69,7 +74,11 @@ class Device {
   uint64_t submit_signalling(const VkSubmitInfo& info, std::span<const SemaphoreValue> waits = {},
                              std::span<const SemaphoreValue> signals = {});
   void wait_timeline(uint64_t value) const;
+  // Blocks the host until `fence` (of this device) is signalled.
+  void wait_fence(VkFence fence) const;
   void wait_idle();
+  // How long wait_timeline and wait_fence poll before they sleep (vk/host_wait.hpp).
+  std::chrono::microseconds wait_spin() const noexcept { return wait_spin_; }
 
   // Device memory allocated through this Device, now and at most so far.
   uint64_t allocated_bytes() const noexcept { return allocated_.load(); }
@@ -90,6 +99,7 @@ class Device {
   std::mutex queue_mutex_;
   VkSemaphore timeline_ = VK_NULL_HANDLE;
   uint64_t timeline_value_ = 0;  // last value submitted (under queue_mutex_)
+  std::chrono::microseconds wait_spin_{0};
   std::unique_ptr<PipelineCache> pipelines_;
   std::atomic<uint64_t> allocated_{0};
   std::atomic<uint64_t> peak_{0};

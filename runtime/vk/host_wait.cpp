@@ -1,0 +1,32 @@
+#include "vk/host_wait.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "infini/error.hpp"
+#include "vk/capabilities.hpp"
+
+namespace infini::vk {
+
+namespace {
+// INFINI_WAIT_SPIN_US, read once: -1 when unset or empty.
+long spin_from_environment() {
+  static const long value = [] {
+    const char* env = std::getenv("INFINI_WAIT_SPIN_US");
+    if (!env || !*env) return -1L;
+    char* end = nullptr;
+    const long us = std::strtol(env, &end, 10);
+    if (*end || us < 0 || us > 100000)
+      throw Error("INFINI_WAIT_SPIN_US must be microseconds from 0 to 100000, got '" + std::string(env) + "'");
+    return us;
+  }();
+  return value;
+}
+}  // namespace
+
+std::chrono::microseconds wait_spin_for(const Capabilities& caps) {
+  if (const long us = spin_from_environment(); us >= 0) return std::chrono::microseconds(us);
+  return caps.is_software() ? std::chrono::microseconds(0) : kGpuWaitSpin;
+}
+
+}  // namespace infini::vk
