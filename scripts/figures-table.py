@@ -47,6 +47,8 @@ def shape_name(s):
 
 def matmul_row(r):
     tiles = r.get("matrix_tiles", r.get("vector_tiles", ""))
+    if r.get("matrix_tiles_ran") and r["matrix_tiles_ran"] != tiles:
+        tiles = f"{tiles} -> {r['matrix_tiles_ran']}"
     ran = r.get("ran", "")
     kernel = r.get("kernel", "")
     return [f"{r['m']}x{r['n']}x{r['k']}", r.get("dtype", ""), kernel if ran == kernel else f"{kernel} -> {ran}", tiles,
@@ -57,7 +59,7 @@ def matmul_row(r):
 def model_row(r):
     return [os.path.basename(r.get("model", "")), shape_name(r.get("shape")), r.get("matmul_kernel", ""),
             num(r.get("fused_steps")), r.get("attention_kernel", ""), r.get("vector_tiles", ""),
-            num(r.get("prefill_tokens")),
+            r.get("matrix_tiles", ""), num(r.get("wait_spin_us")), num(r.get("prefill_tokens")),
             spread(r, "prefill_tokens_per_s"), spread(r, "decode_tokens_per_s"),
             f"{num(r.get('decode_dispatches_per_token'))} / {num(r.get('decode_barriers_per_token'))}"
             if "decode_dispatches_per_token" in r else "",
@@ -109,9 +111,15 @@ TABLES = [
                  f"{r.get('heads_q')}/{r.get('heads_kv')}/{r.get('head_dim')}", num(r.get("segment")),
                  num(r.get("tokens")), num(r.get("tokens_per_s")), num(r.get("gflops"))]]),
     ("Model: prefill and decode",
-     ["file", "shape", "matmul", "fused", "attention", "vector tiles", "prefill tokens", "prefill tokens/s", "decode tokens/s",
-      "dispatches / barriers per token", "decode of bandwidth", "logit NMSE vs reference"],
+     ["file", "shape", "matmul", "fused", "attention", "vector tiles", "matrix tiles", "wait spin us", "prefill tokens", "prefill tokens/s",
+      "decode tokens/s", "dispatches / barriers per token", "decode of bandwidth", "logit NMSE vs reference"],
      lambda r: r["workload"] == "model" and r.get("phase") == "prefill_decode", lambda r: [model_row(r)]),
+    ("Model: device time per kernel (--kernel-times; the kernels one at a time)",
+     ["file", "part", "kernel", "workgroups", "dispatches per token", "us per token", "us per dispatch", "share"],
+     lambda r: r["workload"] == "model" and r.get("phase") == "kernel_times",
+     lambda r: [[os.path.basename(r.get("model", "")), r.get("part", ""), r.get("kernel", ""), r.get("groups", ""),
+                 num(r.get("dispatches_per_token")), num(r.get("us_per_token")), num(r.get("us_per_dispatch")),
+                 num(r.get("share"))]]),
     ("Model: streams", ["file", "tokens", "tokens/s", "first / last window tokens/s", "peak device bytes",
                         "recordings"],
      lambda r: r["workload"] == "model" and r.get("phase") == "stream", lambda r: [stream_row(r)]),

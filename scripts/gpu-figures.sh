@@ -25,19 +25,35 @@ $infini devices
 step "the 155M model"
 $infini make-model --out "$models/m155.gguf" --vocab 32000 --embd 1024 --layers 8 --heads 16 --kv-heads 4 --ffn 2816 --dtype f16
 
-step "one-row matmuls (decode): auto (the matrix-vector kernel) in several shapes (which to make the default) against the tiled GEMM"
-vector_tiles=auto,64x2,256x2,128x1,128x4,256x4,512x2
-for shape in "--n 5632 --k 2048" "--n 2048 --k 5632" "--n 32000 --k 2048"; do
+step "first, the matmul kernels against the float64 references: the matrix units' (coopmat: matmul, attention, memory) and the vector kernel's with several loads in flight"
+./build/infini_tests "[matmul],*coopmat*"
+step "where the device time goes: every kernel of a prefill of 512 and of decode, 155M (one at a time: not throughput)"
+$infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 32 --repeat 1 --kernel-times
+step "one-row matmuls (decode): the vector kernel with 1, 2 and 4 loads of each column in flight, against the tiled GEMM"
+vector_tiles=auto,128x2x2,128x2x4,128x4x2,256x2x4,64x2x4
+for shape in "--n 32000 --k 2048" "--n 5632 --k 2048" "--n 2048 --k 5632"; do
   # shellcheck disable=SC2086
   $infini bench --workload peak_fma,bandwidth,matmul --m 1 $shape --dtype f32-f16 --matmul-kernel auto,tiled \
     --vector-tiles $vector_tiles --repeat 20
 done
-step "155M: prefill 512, decode 128 (greedy, argmax on the device), with the norms, SwiGLU and biases inside the projections and RoPE, the append and the merge inside the attention, and all apart, and in two other vector-kernel shapes"
-$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
-$infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles 256x2,128x4
+$infini bench --workload bandwidth,matmul --m 1 --n 32000 --k 2048 --dtype f32-q4_k,f32-q6_k,f32-q8_0 --matmul-kernel auto \
+  --vector-tiles auto,64x2x2,64x2x4,32x2x4 --repeat 20
+step "matrix units: 4096^3 on NV fragments (loops over fragments unrolled) and KHR (not), and a prefill's 512-row shape in smaller tilings"
+$infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat --repeat 10 \
+  --matrix-tiles 2x2x4x4x32,2x2x4x4x64,2x4x4x4x32,2x2x2x4x32
+[ -x ./build-khr/infini ] && ./build-khr/infini bench --workload matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat --repeat 10
+$infini bench --workload matmul --m 512 --n 2048 --k 2048 --dtype f32-f16 --matmul-kernel coopmat --repeat 10 \
+  --matrix-tiles 2x2x4x4x32,2x2x2x2x32,2x2x2x4x32,2x2x4x2x32,1x2x4x4x32
+step "155M: prefill 512, decode 128; the host polling before it sleeps (default) or not; the vector kernel with more loads in flight"
+$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles auto,128x2x4
+INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3
+step "1.1B (TinyLlama's shape): where the time goes, then prefill 512 and decode 128 as above"
+$infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
+$infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 32 --repeat 1 --kernel-times
+$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles auto,128x2x4
+INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
 
-step "matrix units: the coopmat kernels (matmul, attention, memory) against the float64 references first (they had never run on them); the pipeline's device waits (timeline semaphores had never run either)"
-./build/infini_tests "[matmul],*coopmat*"
+step "the pipeline's device waits (timeline semaphores) against one device's logits"
 # Without layers: the carried validation layer (1.3.239) predates much of the external-semaphore
 # and cooperative-matrix validation and reports false errors there.
 VK_LOADER_LAYERS_DISABLE='~all~' ./build/infini_tests "[multi]"
@@ -54,18 +70,14 @@ fi
 step "prefill-shaped matmuls: coopmat (matrix units) against the tiled kernel, and the f32 FMA peak"
 $infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16,f32-f16 --matmul-kernel tiled,coopmat --repeat 10
 $infini bench --workload matmul --m 512 --n 5632 --k 2048 --dtype f32-f16,f32-q4_k --matmul-kernel tiled,coopmat --repeat 10
-step "the matrix kernel's tilings (WMxWNxFMxFNxBK; all within 48 KiB of shared memory): which to make the default"
-$infini bench --workload matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat --repeat 10 \
-  --matrix-tiles 2x2x4x4x32,2x2x4x4x64,2x4x4x4x32,4x2x4x4x32,4x4x2x2x32,2x2x2x4x32,2x2x4x2x32
 step "one Infini-attention layer (Hq 16, Hkv 4, D 128, N 2048): coopmat (matrix units, attention and memory) against the tiled kernels"
 $infini bench --workload peak_fma,attention --tokens 65536 --segment 2048 --heads 16 --kv-heads 4 --head-dim 128 \
   --dtype f32,f16 --attention-kernel tiled,coopmat --repeat 1
 step "155M: a 16K-token prompt"
 $infini bench --workload model --model "$models/m155.gguf" --prefill 16384 --decode 0 --repeat 2
 
-step "the 1.1B model (TinyLlama's shape): prefill 512, decode 128, steps fused and apart"
-$infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
-$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
+step "the 1.1B model: steps fused and apart"
+$infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --fused-steps on,off
 step "one-row matmuls with quantized weights (decode of quantized files)"
 $infini bench --workload bandwidth,matmul --m 1 --n 5632 --k 2048 \
   --dtype f32-f16,f32-q8_0,f32-q4_0,f32-q4_k,f32-q5_k,f32-q6_k --matmul-kernel auto --vector-tiles auto,32x2,128x2,64x4 --repeat 20

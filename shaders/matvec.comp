@@ -10,7 +10,12 @@
 // subgroups' sums through shared memory; devices without subgroup arithmetic get the _shared
 // variants, which add in shared memory alone. The grid has ceil(N / COLS) workgroups, enough to
 // fill any GPU for the matrices of a model. K, the row strides and the offsets are multiples of
-// 4 (the host checks); block-format weights are read a 32-value chunk per invocation instead.
+// 4 (the host checks); block-format weights are read a 32-value chunk per invocation instead
+// (Q6_K a half super-block of 128 values).
+// WORDS is how many such loads (words or chunks) of each column an invocation issues before it
+// uses any: invocation i reads words i, i + WG, .. i + (WORDS - 1) WG of every WORDS * WG, so a
+// subgroup's loads stay consecutive while more bytes are in flight per invocation, which is what
+// streaming from a GPU's memory (rather than its cache) asks for.
 //
 // Decode runs a transformer block's small steps around the projections in the same pass, so a
 // GPU pays one launch and one barrier for them (specialization constants, each off by default):
@@ -51,6 +56,7 @@ layout(constant_id = 2) const uint COLS = 2;  // columns of C per workgroup
 layout(constant_id = 3) const bool NORM_A = false;
 layout(constant_id = 4) const bool GLU = false;
 layout(constant_id = 5) const bool BIAS = false;
+layout(constant_id = 6) const uint WORDS = 1;  // loads in flight per invocation and column
 
 layout(push_constant) uniform Params {
   uint M, N, K;
@@ -138,46 +144,94 @@ void main() {
   }
 
 #if defined(B_BLOCKS)
+  // A decoded 32-value chunk of each column (of B, and of U with GLU) at k: its eight steps of
+  // four values against A's rows.
+#define CHUNK_PRODUCTS(k, scale, offset, lo, hi, u_scale, u_offset, u_lo, u_hi)                      \
+  [[unroll]] for (uint t = 0; t < 8; ++t) {                                                          \
+    vec4 b[COLS], u[COLS];                                                                           \
+    [[unroll]] for (uint j = 0; j < COLS; ++j) {                                                     \
+      b[j] = scale[j][t >> 2] * B_step(t, lo[j], hi[j]) - offset[j];                                 \
+      if (GLU) u[j] = u_scale[j][t >> 2] * U_step(t, u_lo[j], u_hi[j]) - u_offset[j];                \
+    }                                                                                                \
+    [[unroll]] for (uint i = 0; i < ROWS; ++i) {                                                     \
+      LOAD_A(a, i, (k) + 4 * t)                                                                      \
+      [[unroll]] for (uint j = 0; j < COLS; ++j) {                                                   \
+        acc[i][j] = fma(a, b[j], acc[i][j]);                                                         \
+        if (GLU) acc_up[i][j] = fma(a, u[j], acc_up[i][j]);                                          \
+      }                                                                                              \
+    }                                                                                                \
+  }
+#if defined(B_Q6_K)
+  // Q6_K: each invocation takes whole half super-blocks (128 values, four chunks), whose words it
+  // reads once: chunk by chunk, the half's high bits (qh) would be read four times and its low
+  // nibbles (ql) twice, with unaligned 32-bit loads (its blocks are 210 bytes), which made this
+  // format 4x slower than Q4_K on an H200.
+  for (uint k0 = lane * 128; k0 < p.K; k0 += WG * 128 * WORDS) {
+    [[unroll]] for (uint s = 0; s < WORDS; ++s) {
+      const uint k = k0 + s * WG * 128;
+      if (WORDS > 1 && k >= p.K) break;
+      float d[COLS], u_d[COLS];
+      uvec2 scales[COLS], u_scales[COLS];
+      uvec4 ql[COLS][4], qh[COLS][2], u_ql[COLS][4], u_qh[COLS][2];
+      [[unroll]] for (uint j = 0; j < COLS; ++j) {
+        B_half((b_row[j] + k) >> 7, d[j], scales[j], ql[j], qh[j]);
+        if (GLU) U_half((b_row[j] + k) >> 7, u_d[j], u_scales[j], u_ql[j], u_qh[j]);
+      }
+      [[unroll]] for (uint c = 0; c < 4; ++c) {
+        vec2 scale[COLS], u_scale[COLS];
+        float offset[COLS], u_offset[COLS];
+        uvec4 lo[COLS], hi[COLS], u_lo[COLS], u_hi[COLS];
+        [[unroll]] for (uint j = 0; j < COLS; ++j) {
+          B_chunk_of_half(c, d[j], scales[j], ql[j], qh[j], scale[j], offset[j], lo[j], hi[j]);
+          if (GLU) U_chunk_of_half(c, u_d[j], u_scales[j], u_ql[j], u_qh[j], u_scale[j], u_offset[j], u_lo[j], u_hi[j]);
+        }
+        CHUNK_PRODUCTS(k + 32 * c, scale, offset, lo, hi, u_scale, u_offset, u_lo, u_hi)
+      }
+    }
+  }
+#else
   // Block formats: each invocation takes whole 32-value chunks (lane, lane + WG, ...), reading a
   // chunk's scales and quants once and decoding its eight steps of four values in registers.
   // Four values at a time would reload and decode the block header (and for K formats unpack
   // the 6-bit scales) every four values: ALU work, on a GPU, that rivals the bytes read.
   // Consecutive invocations take consecutive chunks, so a subgroup still reads one run of B.
-  for (uint k = lane * 32; k < p.K; k += WG * 32) {
-    vec2 scale[COLS], u_scale[COLS];
-    float offset[COLS], u_offset[COLS];
-    uvec4 lo[COLS], hi[COLS], u_lo[COLS], u_hi[COLS];
-    [[unroll]] for (uint j = 0; j < COLS; ++j) {
-      B_chunk((b_row[j] + k) >> 5, scale[j], offset[j], lo[j], hi[j]);
-      if (GLU) U_chunk((b_row[j] + k) >> 5, u_scale[j], u_offset[j], u_lo[j], u_hi[j]);
-    }
-    [[unroll]] for (uint t = 0; t < 8; ++t) {
-      vec4 b[COLS], u[COLS];
+  for (uint k0 = lane * 32; k0 < p.K; k0 += WG * 32 * WORDS) {
+    vec2 scale[WORDS][COLS], u_scale[WORDS][COLS];
+    float offset[WORDS][COLS], u_offset[WORDS][COLS];
+    uvec4 lo[WORDS][COLS], hi[WORDS][COLS], u_lo[WORDS][COLS], u_hi[WORDS][COLS];
+    [[unroll]] for (uint s = 0; s < WORDS; ++s) {
+      const uint k = min(k0 + s * WG * 32, p.K - 32);  // a chunk past K reads the last (and is not used)
       [[unroll]] for (uint j = 0; j < COLS; ++j) {
-        b[j] = scale[j][t >> 2] * B_step(t, lo[j], hi[j]) - offset[j];
-        if (GLU) u[j] = u_scale[j][t >> 2] * U_step(t, u_lo[j], u_hi[j]) - u_offset[j];
+        B_chunk((b_row[j] + k) >> 5, scale[s][j], offset[s][j], lo[s][j], hi[s][j]);
+        if (GLU) U_chunk((b_row[j] + k) >> 5, u_scale[s][j], u_offset[s][j], u_lo[s][j], u_hi[s][j]);
       }
-      [[unroll]] for (uint i = 0; i < ROWS; ++i) {
-        LOAD_A(a, i, k + 4 * t)
-        [[unroll]] for (uint j = 0; j < COLS; ++j) {
-          acc[i][j] = fma(a, b[j], acc[i][j]);
-          if (GLU) acc_up[i][j] = fma(a, u[j], acc_up[i][j]);
-        }
-      }
+    }
+    [[unroll]] for (uint s = 0; s < WORDS; ++s) {
+      const uint k = k0 + s * WG * 32;
+      if (WORDS > 1 && k >= p.K) break;
+      CHUNK_PRODUCTS(k, scale[s], offset[s], lo[s], hi[s], u_scale[s], u_offset[s], u_lo[s], u_hi[s])
     }
   }
+#endif
 #else
-  for (uint k = lane * 4; k < p.K; k += WG * 4) {
-    vec4 b[COLS], u[COLS];
-    [[unroll]] for (uint j = 0; j < COLS; ++j) {
-      b[j] = load_b4(b_row[j] + k);
-      if (GLU) u[j] = load_u4(b_row[j] + k);
-    }
-    [[unroll]] for (uint i = 0; i < ROWS; ++i) {
-      LOAD_A(a, i, k)
+  for (uint k0 = lane * 4; k0 < p.K; k0 += WG * 4 * WORDS) {
+    vec4 b[WORDS][COLS], u[WORDS][COLS];
+    [[unroll]] for (uint s = 0; s < WORDS; ++s) {
+      const uint k = min(k0 + s * WG * 4, p.K - 4);  // a word past K reads the last (and is not used)
       [[unroll]] for (uint j = 0; j < COLS; ++j) {
-        acc[i][j] = fma(a, b[j], acc[i][j]);
-        if (GLU) acc_up[i][j] = fma(a, u[j], acc_up[i][j]);
+        b[s][j] = load_b4(b_row[j] + k);
+        if (GLU) u[s][j] = load_u4(b_row[j] + k);
+      }
+    }
+    [[unroll]] for (uint s = 0; s < WORDS; ++s) {
+      const uint k = k0 + s * WG * 4;
+      if (WORDS > 1 && k >= p.K) break;
+      [[unroll]] for (uint i = 0; i < ROWS; ++i) {
+        LOAD_A(a, i, k)
+        [[unroll]] for (uint j = 0; j < COLS; ++j) {
+          acc[i][j] = fma(a, b[s][j], acc[i][j]);
+          if (GLU) acc_up[i][j] = fma(a, u[s][j], acc_up[i][j]);
+        }
       }
     }
   }

@@ -17,6 +17,7 @@
 #include "reference/random_llama.hpp"
 #include "tiny_llama.hpp"
 #include "util/nmse.hpp"
+#include "vk/dispatch_profile.hpp"
 
 namespace infini::test {
 namespace {
@@ -342,6 +343,43 @@ TEST_CASE_METHOD(GpuTest, "model runner records each piece shape once and replay
   // 20 pieces.
   CHECK(runner.recorded_pieces() == 4);
   CHECK(err(got, reference.prefill(ids)) <= tolerance(ElementType::F32));
+}
+
+TEST_CASE_METHOD(GpuTest, "timing every kernel of a piece leaves its logits alone and accounts for every dispatch",
+                 "[gpu][model]") {
+  if (!dev().caps().timestamps) {
+    WARN("skipped: " << dev().caps().name << " has no timestamps");
+    return;
+  }
+  TinyLlama tiny(spec_for(ElementType::F32, false, 2));
+  RunnerOptions o = runner_options(6, true, 3);
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 14; ++i) ids.push_back((i * 37 + 11) % 50);
+  LlamaRunner plain(dev(), tiny.weights, o);
+  o.time_kernels = true;
+  LlamaRunner timed(dev(), tiny.weights, o);
+  CHECK(plain.forward(ids, true) == timed.forward(ids, true));  // the barriers between kernels change nothing
+  CHECK(plain.dispatch_profile().kernels.empty());
+  const vk::DispatchProfile prefill = timed.dispatch_profile();
+  const int32_t next = 7;
+  CHECK(plain.forward(std::span(&next, 1), true) == timed.forward(std::span(&next, 1), true));
+  const vk::DispatchProfile decode = timed.dispatch_profile() - prefill;
+  // Every dispatch the pieces ran has its time, and only those; the prefill's and the decode's
+  // add up to the whole.
+  const auto dispatches = [](const vk::DispatchProfile& p) {
+    int64_t n = 0;
+    for (const auto& [kernel, t] : p.kernels) n += t.dispatches;
+    return n;
+  };
+  const vk::DispatchProfile all = timed.dispatch_profile();
+  CHECK(dispatches(all) == timed.profile().dispatches);
+  CHECK(dispatches(prefill) + dispatches(decode) == dispatches(all));
+  CHECK(dispatches(decode) > 0);
+  for (const auto& [kernel, t] : all.kernels) {
+    INFO(kernel);
+    CHECK(t.seconds >= 0);
+  }
+  CHECK(all.seconds() > 0);
 }
 
 TEST_CASE_METHOD(GpuTest, "decode ranked on the device gives the best logits of the whole row", "[gpu][model]") {

@@ -61,9 +61,9 @@ TEST_CASE_METHOD(GpuTest, "lanes matmul matches the float64 reference", "[gpu][m
 TEST_CASE_METHOD(GpuTest, "matrix-vector matmul matches the float64 reference for 1 to 8 rows", "[gpu][matmul]") {
   const ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
   // The default shape, and others: a workgroup smaller than 8 rows x 4 columns of outputs, one
-  // column per workgroup, a wide one.
+  // column per workgroup, a wide one, several loads in flight (K's last pass partly past K).
   const ops::VectorTiles vt = GENERATE(ops::VectorTiles{}, ops::VectorTiles{16, 4}, ops::VectorTiles{64, 1},
-                                       ops::VectorTiles{256, 3});
+                                       ops::VectorTiles{256, 3}, ops::VectorTiles{16, 3, 3});
   const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
                                  std::pair{ElementType::F16, ElementType::F16});
   if (!(vt == ops::VectorTiles{}) && !(ta == ElementType::F32 && tb == ElementType::F16)) return;  // one pair is enough
@@ -94,9 +94,14 @@ TEST_CASE_METHOD(GpuTest, "quantized weights: every matmul kernel matches the fl
   constexpr Shape shapes[] = {{1, 1, 32},     {1, 37, 96},     {3, 33, 160},   {17, 65, 64},
                               {40, 65, 1056}, {127, 255, 512}, {8, 129, 1568}, {9, 40, 64},
                               {2, 7, 2144}};
+  // The vector kernel also with 3 chunks of each column in flight (K of 67 blocks: the second
+  // pass's last loads past K).
+  const ops::VectorTiles vt = GENERATE(ops::VectorTiles{}, ops::VectorTiles{32, 2, 3});
+  if (!(vt == ops::VectorTiles{}) && kernel != ops::MatmulKernel::Vector) return;  // the reduction is the same
   for (const Shape& s : shapes) {
-    INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb));
-    const MatmulResult r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 13 + s.k, kernel);
+    INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb) << " "
+              << vt.name());
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 13 + s.k, kernel, {}, {}, vt);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
@@ -115,17 +120,22 @@ TEST_CASE_METHOD(GpuTest, "K-format weights: every matmul kernel matches the flo
   // Super-blocks of 256 with sub-block scales (and Q4_K/Q5_K mins) decoded in registers. Rows of
   // 1, 3 and 5 blocks put Q6_K's 210-byte rows mid-word; K up to 6 blocks covers every sub-block
   // position of every chunk the register kernel walks; K of 9 blocks (72 chunks) gives the vector
-  // kernel's 64 invocations a second, partial pass.
+  // kernel's 64 invocations a second, partial pass, and K of 17 (34 half blocks) Q6_K's 32
+  // invocations (a half block each); the vector kernel also with 3 loads of each column in flight.
   const ElementType tb = GENERATE(ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K);
   ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Tiled, ops::MatmulKernel::Registers, ops::MatmulKernel::Lanes,
                                       ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
   if (kernel == ops::MatmulKernel::Lanes && !ops::supports_lanes_matmul(device().caps())) return;
+  // (Q6_K's own path; the other formats' chunks in flight are tested with Q8_0 and Q4_0 above.)
+  const ops::VectorTiles vt = GENERATE(ops::VectorTiles{}, ops::VectorTiles{16, 2, 3});
+  if (!(vt == ops::VectorTiles{}) && (kernel != ops::MatmulKernel::Vector || tb != ElementType::Q6_K)) return;
   constexpr Shape shapes[] = {{1, 1, 256},    {1, 37, 768},    {3, 33, 512},  {17, 65, 256},
                               {40, 65, 1280}, {127, 129, 512}, {8, 31, 1536}, {9, 40, 256},
-                              {3, 5, 2304}};
+                              {3, 5, 2304},   {2, 3, 4352}};
   for (const Shape& s : shapes) {
-    INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb));
-    const MatmulResult r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 17 + s.k, kernel);
+    INFO(s.m << "x" << s.n << "x" << s.k << " " << ops::matmul_kernel_name(kernel) << " B " << element_name(tb) << " "
+              << vt.name());
+    const MatmulResult r = run_matmul(s.m, s.n, s.k, ElementType::F32, tb, {}, s.n * 17 + s.k, kernel, {}, {}, vt);
     CHECK(r.nmse <= 1e-9);
     CHECK(r.guard_violations == 0);
   }
@@ -220,9 +230,11 @@ TEST_CASE_METHOD(GpuTest, "the vector kernel normalises A, gates the output and 
                                  std::pair{ElementType::F16, ElementType::F16}, std::pair{ElementType::F32, ElementType::Q4_0},
                                  std::pair{ElementType::F32, ElementType::Q4_K}, std::pair{ElementType::F32, ElementType::Q6_K});
   if (kernel == MatmulKernel::VectorShared && ta == ElementType::F16) return;  // the same reduction as f32 A
-  // The default shape and 32 invocations x 4 columns (16 more outputs than invocations at 5 rows).
-  const ops::VectorTiles vt = GENERATE(ops::VectorTiles{}, ops::VectorTiles{32, 4});
+  // The default shape, 32 invocations x 4 columns (16 more outputs than invocations at 5 rows),
+  // and 3 loads of each column (and of U) in flight.
+  const ops::VectorTiles vt = GENERATE(ops::VectorTiles{}, ops::VectorTiles{32, 4}, ops::VectorTiles{32, 2, 3});
   if (!(vt == ops::VectorTiles{}) && tb != ElementType::F16 && tb != ElementType::Q4_K) return;
+  if (vt.words > 1 && (tb != ElementType::F16 || kernel != MatmulKernel::Vector)) return;  // U's loads in flight
   const uint32_t k = element_traits(tb).block_elements > 1 ? 2304 : 516;
   struct Steps {
     float eps;
@@ -248,18 +260,20 @@ TEST_CASE_METHOD(GpuTest, "the vector kernel normalises A, gates the output and 
 }
 
 TEST_CASE_METHOD(GpuTest, "matrix-vector tilings: names round-trip, impossible ones are refused", "[gpu][matmul]") {
-  for (const char* name : {"auto", "128x2", "16x4", "1024x1"}) CHECK(ops::vector_tiles_named(name)->name() == name);
+  for (const char* name : {"auto", "128x2", "16x4", "1024x1", "128x2x4", "64x1x8"})
+    CHECK(ops::vector_tiles_named(name)->name() == name);
   for (const char* name : {"", "x", "128", "128x", "x2", "0x2", "128x0", "12ax2", "128x2x1", "99999x2", "96x2", "8x2",
-                           "128x5"})
+                           "128x5", "128x2x0", "128x2x9", "128x2x4x1"})
     CHECK_FALSE(ops::vector_tiles_named(name).has_value());
   using ops::VectorTiles;
-  for (const VectorTiles vt : {VectorTiles{96, 2}, VectorTiles{8, 2}, VectorTiles{128, 5}, VectorTiles{1u << 20, 1}}) {
+  for (const VectorTiles vt :
+       {VectorTiles{96, 2}, VectorTiles{8, 2}, VectorTiles{128, 5}, VectorTiles{1u << 20, 1}, VectorTiles{128, 2, 9}}) {
     INFO(vt.name());
     CHECK_THROWS_WITH(ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::Vector, {}, vt),
                       Catch::Contains("vector tiles " + vt.name()));
   }
   const ops::Matmul mm(device(), ElementType::F32, ElementType::Q4_K, {}, ops::MatmulKernel::Vector);
-  CHECK(mm.vector_tiles() == VectorTiles{64, 2});  // the defaults, resolved
+  CHECK(mm.vector_tiles() == VectorTiles{64, 2, 1});  // the defaults, resolved
 }
 
 TEST_CASE_METHOD(GpuTest, "fused steps are refused where the vector kernel does not run them", "[gpu][matmul]") {

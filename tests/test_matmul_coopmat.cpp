@@ -95,6 +95,26 @@ TEST_CASE_METHOD(GpuTest, "coopmat-emulated: other tilings against the float64 r
       CHECK(r.guard_violations == 0);
     }
   }
+  // auto: the default tiling, and the small one for calls whose grid of it would not fill a GPU.
+  {
+    const ops::Matmul adapts(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::MatrixEmulated);
+    const ops::Matmul fixed(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::MatrixEmulated,
+                            ops::MatrixTiles{});
+    const auto call = [](uint32_t m, uint32_t n) { return ops::MatmulArgs{m, n, 64}; };
+    CHECK(adapts.matrix_tiles() == ops::kAutoMatrixTiles);
+    CHECK(adapts.matrix_tiles_for_call(call(512, 2048)) == ops::kSmallMatrixTiles);  // 64 workgroups of 128 x 128
+    CHECK(adapts.matrix_tiles_for_call(call(1024, 2048)) == ops::kAutoMatrixTiles);  // 128
+    CHECK(adapts.matrix_tiles_for_call(call(1024, 1920)) == ops::kSmallMatrixTiles);  // 8 x 15
+    CHECK(fixed.matrix_tiles_for_call(call(512, 2048)) == ops::MatrixTiles{});
+    MatmulLayout layout;
+    layout.f16_operands = true;
+    const MatmulResult r = run_matmul(70, 100, 488, ElementType::F32, ElementType::F16, {}, 5,
+                                      ops::MatmulKernel::MatrixEmulated, layout, ops::kAutoMatrixTiles);
+    CHECK(r.nmse <= 1e-9);
+    CHECK(r.guard_violations == 0);
+  }
+  CHECK(ops::matrix_tiles_named("auto") == ops::kAutoMatrixTiles);
+  CHECK(ops::kAutoMatrixTiles.name() == "auto");
   CHECK(ops::matrix_tiles_named("2x2x4x4x32") == ops::MatrixTiles{});
   CHECK(ops::matrix_tiles_named(ops::MatrixTiles{1, 2, 2, 3, 16}.name()) == ops::MatrixTiles{1, 2, 2, 3, 16});
   for (const char* bad : {"2x2x4x4", "2x2x4x4x32x1", "2x2x0x4x32", "2x2x4x4x", "ax2x4x4x32", ""})

@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include "infini/error.hpp"
 #include "model/llama_runner.hpp"
@@ -24,6 +25,9 @@ namespace {
 constexpr size_t kMaxRecordedPieces = 512;
 // A piece's timestamps: start, inputs uploaded, outputs computed, end (see StageProfile).
 constexpr uint32_t kTimestamps = 4;
+// With RunnerOptions::time_kernels, room for a timestamp after each dispatch of a piece (a 1.1B
+// model's 22 layers record about 160 for a decode token, 25 a layer for a prefill piece).
+constexpr uint32_t kTimedDispatches = 4096;
 
 
 // Weight matrices are stored on the device exactly as in the file (f32 or packed f16), in as
@@ -158,17 +162,17 @@ struct LayerStage::Layer {
   ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
   std::unique_ptr<ops::InfiniAttentionLayer> attention;
 
-  Layer(vk::Device& d, const LlamaLayerWeights& w, ops::MatmulKernel kernel, ops::VectorTiles vt)
+  Layer(vk::Device& d, const LlamaLayerWeights& w, ops::MatmulKernel kernel, ops::MatrixTiles mt, ops::VectorTiles vt)
       : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)), bq(upload_optional(d, w.bq)),
         bk(upload_optional(d, w.bk)), bv(upload_optional(d, w.bv)), q_norm(upload_optional(d, w.q_norm)),
         k_norm(upload_optional(d, w.k_norm)),
         wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
         w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
-        mm_q(d, ElementType::F32, w.wq.type, {}, kernel, {}, vt), mm_k(d, ElementType::F32, w.wk.type, {}, kernel, {}, vt),
-        mm_v(d, ElementType::F32, w.wv.type, {}, kernel, {}, vt), mm_o(d, ElementType::F32, w.wo.type, {}, kernel, {}, vt),
-        mm_gate(d, ElementType::F32, w.ffn_gate.type, {}, kernel, {}, vt),
-        mm_up(d, ElementType::F32, w.ffn_up.type, {}, kernel, {}, vt),
-        mm_down(d, ElementType::F32, w.ffn_down.type, {}, kernel, {}, vt), glu_fusable(w.ffn_gate.type == w.ffn_up.type) {}
+        mm_q(d, ElementType::F32, w.wq.type, {}, kernel, mt, vt), mm_k(d, ElementType::F32, w.wk.type, {}, kernel, mt, vt),
+        mm_v(d, ElementType::F32, w.wv.type, {}, kernel, mt, vt), mm_o(d, ElementType::F32, w.wo.type, {}, kernel, mt, vt),
+        mm_gate(d, ElementType::F32, w.ffn_gate.type, {}, kernel, mt, vt),
+        mm_up(d, ElementType::F32, w.ffn_up.type, {}, kernel, mt, vt),
+        mm_down(d, ElementType::F32, w.ffn_down.type, {}, kernel, mt, vt), glu_fusable(w.ffn_gate.type == w.ffn_up.type) {}
 
   // Whether a piece (its rows in `args`) runs its projections on the vector kernel, which then
   // takes the norm (and biases) before Q, K, V, and the FFN's norm, gate, up and SwiGLU, in their
@@ -183,7 +187,8 @@ struct LayerStage::Layer {
 LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options,
                        LayerRange range, HiddenSlots slots)
     : device_(device), config_(weights.config), range_(range), slots_(std::move(slots)), max_piece_(options.max_piece),
-      fused_steps_(options.fused_steps) {
+      fused_steps_(options.fused_steps),
+      time_kernels_(options.time_kernels) {
   const LlamaConfig& c = config_;
   if (range.first < 0 || range.last > c.layers || range.count() < 1)
     throw Error("model: layer range " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
@@ -202,7 +207,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
       const std::vector<double> b = widen_all(*w.mem_gate);
       std::copy(b.begin(), b.end(), beta.begin());
     }
-    Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.vector_tiles);
+    Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
     layer.attention =
         std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32, beta, options.kernel);
     layer.attention->fuse_decode_steps(options.fused_steps);
@@ -213,16 +218,18 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
     else if (!embeds()) head_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
     logits_matmul_ =
         std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type, ops::MatmulTiles{},
-                                      options.matmul_kernel, ops::MatrixTiles{}, options.vector_tiles);
+                                      options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
     top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
   }
   bool qk_norm = false;
   for (int64_t i = range.first; i < range.last; ++i) qk_norm = qk_norm || weights.layers[size_t(i)].q_norm.has_value();
   scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head(), qk_norm, slots_, slot_count());
-  stream_ = std::make_unique<vk::CommandStream>(device, kTimestamps);
+  stream_ = std::make_unique<vk::CommandStream>(device, timestamp_capacity());
 }
 
 LayerStage::~LayerStage() = default;
+
+uint32_t LayerStage::timestamp_capacity() const noexcept { return kTimestamps + (time_kernels_ ? kTimedDispatches : 0); }
 
 std::string LayerStage::describe() const {
   return "'" + device_.caps().name + "' (layers " + std::to_string(range_.first) + "-" +
@@ -322,7 +329,7 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     ran = it->second.get();
   } else {
     std::unique_ptr<vk::CommandStream> fresh;
-    if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_, kTimestamps);
+    if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_, timestamp_capacity());
     vk::CommandStream& stream = fresh ? *fresh : *stream_;
     const auto r0 = Clock::now();
     stream.begin();
@@ -331,7 +338,9 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     if (embeds()) s.ids_io[slot].record_upload(stream, uint64_t(n) * 4);
     else record_hidden_in(stream, hidden_bytes, slot);
     stream.timestamp("inputs");
+    stream.time_dispatches(time_kernels_);
     record_piece(stream, n, rows, top_k, slot);
+    stream.time_dispatches(false);
     stream.timestamp("outputs");
     if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
     else if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
@@ -389,10 +398,15 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
   // then, from that one's end) to the host seeing it done, or less by its timestamps.
   double device_s = seconds(std::max(p.submitted, last_done_), t_done), upload_s = 0, download_s = 0;
   last_done_ = t_done;
-  if (const auto samples = p.stream->timestamps(); samples.size() == kTimestamps) {
-    device_s = std::min(device_s, samples[3].ns * 1e-9);
-    upload_s = samples[1].ns * 1e-9;
-    download_s = (samples[3].ns - samples[2].ns) * 1e-9;
+  if (const auto samples = p.stream->timestamps(); samples.size() >= kTimestamps) {
+    // start, inputs, (a timestamp per dispatch when timing kernels,) outputs, end
+    const auto ns_at = [&](std::string_view label) {
+      return std::find_if(samples.begin(), samples.end(), [&](const vk::TimestampSample& t) { return t.label == label; })->ns;
+    };
+    device_s = std::min(device_s, samples.back().ns * 1e-9);
+    upload_s = ns_at("inputs") * 1e-9;
+    download_s = (samples.back().ns - ns_at("outputs")) * 1e-9;
+    if (time_kernels_) dispatch_profile_.add(samples);
   }
   if (timeline_) {
     const double end = std::chrono::duration<double>(t_done.time_since_epoch()).count();

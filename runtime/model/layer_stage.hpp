@@ -27,6 +27,7 @@
 #include "ops/top_k.hpp"
 #include "vk/buffer.hpp"
 #include "vk/command_stream.hpp"
+#include "vk/dispatch_profile.hpp"
 #include "vk/shared_signal.hpp"
 
 namespace infini::vk {
@@ -176,6 +177,8 @@ class LayerStage {
   uint32_t segment_room() const;
   size_t recorded_pieces() const noexcept { return recorded_.size(); }
   const StageProfile& profile() const noexcept { return profile_; }
+  // Device time per kernel of the pieces run so far, with RunnerOptions::time_kernels (else empty).
+  const vk::DispatchProfile& dispatch_profile() const noexcept { return dispatch_profile_; }
   LayerRange range() const noexcept { return range_; }
   vk::Device& device() const noexcept { return device_; }
   // "'llvmpipe (...)' (layers 0-3)", for messages.
@@ -195,6 +198,7 @@ class LayerStage {
   void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot);
   void record_hidden_in(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
   void record_hidden_out(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
+  uint32_t timestamp_capacity() const noexcept;
 
   vk::Device& device_;
   LlamaConfig config_;
@@ -202,6 +206,7 @@ class LayerStage {
   HiddenSlots slots_;
   uint32_t max_piece_;
   bool fused_steps_;  // RunnerOptions::fused_steps
+  bool time_kernels_;  // RunnerOptions::time_kernels
   std::unique_ptr<Kernels> kernels_;
   std::vector<Layer> layers_;
   std::unique_ptr<ops::RowChunks> token_embd_;              // embedding stage
@@ -220,6 +225,7 @@ class LayerStage {
   std::deque<Pending> pending_;
   std::chrono::steady_clock::time_point last_done_{};  // when the host saw the last piece done
   StageProfile profile_;
+  vk::DispatchProfile dispatch_profile_;
 };
 
 // Most tokens per piece whose activations fit one buffer of `device` (at most `wanted`); throws

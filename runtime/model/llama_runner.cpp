@@ -116,6 +116,12 @@ StageProfile LlamaRunner::profile() const noexcept {
   return sum;
 }
 
+vk::DispatchProfile LlamaRunner::dispatch_profile() const {
+  vk::DispatchProfile sum;
+  for (const auto& s : stages_) sum += s->dispatch_profile();
+  return sum;
+}
+
 std::vector<LlamaRunner::StageInfo> LlamaRunner::stages() const {
   std::vector<StageInfo> out;
   for (const auto& s : stages_) out.push_back({&s->device(), s->range()});

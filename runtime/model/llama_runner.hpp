@@ -39,7 +39,11 @@ struct RunnerOptions {
   // family (also GPUs' choice) decode does its RoPE, cache append and merge in the attention's pass.
   ops::MatmulKernel matmul_kernel = ops::MatmulKernel::Auto;
   ops::VectorTiles vector_tiles;  // the shape of the vector kernel (decode on GPUs); zeros: its defaults
+  ops::MatrixTiles matrix_tiles = ops::kAutoMatrixTiles;  // the matrix-unit kernel's tiling (prefill on GPUs)
   bool fused_steps = true;  // false: those steps stay separate dispatches (to measure what fusing saves)
+  // Times every kernel of every piece (dispatch_profile()): serialises the kernels, so a profile's
+  // run is not one to take throughput from.
+  bool time_kernels = false;
   Handoff handoff = Handoff::Auto;  // between the devices of a pipeline (model/handoff.hpp)
   HandoffWait handoff_wait = HandoffWait::Auto;  // who orders each hand-off: the host or the GPU
 };
@@ -90,6 +94,8 @@ class LlamaRunner {
   // on one device, where nothing is handed over).
   std::vector<StageProfile> stage_profiles() const;
   std::vector<HandoffProfile> handoff_profiles() const;
+  // Device time per kernel so far, summed over the stages, with RunnerOptions::time_kernels.
+  vk::DispatchProfile dispatch_profile() const;
   const LlamaConfig& config() const noexcept { return config_; }
   const RunnerOptions& options() const noexcept { return options_; }
   // The devices in use and the layers each holds, in pipeline order.

@@ -184,7 +184,11 @@ constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 
 // matvec.comp: invocations per workgroup and columns of C per workgroup. Block-format weights are
 // read a 32-value chunk per invocation, so their workgroups are smaller: K 2048 (a 1B model's
 // width) is then one chunk for each of 64 invocations, where 128 would leave half of them idle.
-constexpr uint32_t kVectorWorkgroup = 128, kVectorBlockWorkgroup = 64, kVectorCols = 2;
+// One load of each column in flight per invocation until a GPU measures more (--vector-tiles
+// 128x2x4).
+// Q6_K is read half a super-block (128 values) per invocation: 16 of them at K 2048.
+constexpr uint32_t kVectorWorkgroup = 128, kVectorBlockWorkgroup = 64, kVectorHalfBlockWorkgroup = 32, kVectorCols = 2,
+                   kVectorWords = 1;
 
 // Whether matvec.comp's subgroup reduction can run: subgroup arithmetic in compute shaders, and
 // subgroups of at least 4 invocations (its shared array has a slot per 4).
@@ -228,6 +232,7 @@ std::string_view matmul_kernel_name(MatmulKernel kernel) {
 }
 
 std::string MatrixTiles::name() const {
+  if (*this == kAutoMatrixTiles) return "auto";
   return std::to_string(warps_m) + "x" + std::to_string(warps_n) + "x" + std::to_string(frags_m) + "x" +
          std::to_string(frags_n) + "x" + std::to_string(bk);
 }
@@ -255,27 +260,35 @@ std::optional<std::array<uint32_t, N>> numbers_by_x(std::string_view name) {
 
 // What no device takes for the vector kernel: a workgroup that is not a power of two from 16 (its
 // shared-memory tree), more than 4 columns (8 rows x 4 columns x 2 + 8 sums per 4 invocations stay
-// within 32 KiB at 256 invocations).
+// within 32 KiB at 256 invocations), more than 8 words in flight (registers: a block format's
+// chunks hold 9 words each).
 bool vector_shape_possible(const VectorTiles& t) {
-  return t.workgroup >= 16 && (t.workgroup & (t.workgroup - 1)) == 0 && t.cols >= 1 && t.cols <= 4;
+  return t.workgroup >= 16 && (t.workgroup & (t.workgroup - 1)) == 0 && t.cols >= 1 && t.cols <= 4 && t.words <= 8;
 }
 }  // namespace
 
 std::optional<MatrixTiles> matrix_tiles_named(std::string_view name) {
+  if (name == "auto") return kAutoMatrixTiles;
   const auto v = numbers_by_x<5>(name);
   if (!v) return std::nullopt;
   return MatrixTiles{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
 }
 
 std::string VectorTiles::name() const {
-  return workgroup == 0 && cols == 0 ? "auto" : std::to_string(workgroup) + "x" + std::to_string(cols);
+  if (workgroup == 0 && cols == 0 && words == 0) return "auto";
+  std::string name = std::to_string(workgroup) + "x" + std::to_string(cols);
+  if (words > 1) name += 'x' + std::to_string(words);
+  return name;
 }
 
 std::optional<VectorTiles> vector_tiles_named(std::string_view name) {
   if (name == "auto") return VectorTiles{};
-  const auto v = numbers_by_x<2>(name);
-  if (!v || !vector_shape_possible({(*v)[0], (*v)[1]})) return std::nullopt;
-  return VectorTiles{(*v)[0], (*v)[1]};
+  VectorTiles t;
+  if (const auto two = numbers_by_x<2>(name)) t = {(*two)[0], (*two)[1], 1};
+  else if (const auto three = numbers_by_x<3>(name); three && (*three)[2] > 1) t = {(*three)[0], (*three)[1], (*three)[2]};
+  else return std::nullopt;  // one word is named without it ("128x2", not "128x2x1"), so names round-trip
+  if (!vector_shape_possible(t)) return std::nullopt;
+  return t;
 }
 
 std::optional<MatmulKernel> matmul_kernel_named(std::string_view name) {
@@ -335,8 +348,8 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
                   " invocations; maxComputeWorkGroupInvocations is " +
                   std::to_string(device.caps().max_workgroup_invocations));
     // Shared memory is checked against the device when the pipeline is made (from its SPIR-V).
-    const uint32_t spec[] = {t.workgroup_size(), t.warps_m, t.warps_n, t.frags_m, t.frags_n, t.bk};
-    matrix_ = &device.pipelines().get(kernel_for(emulated ? KernelFamily(kMatrixEmulated) : KernelFamily(kMatrix), a, b), spec);
+    matrix_source_ = kernel_for(emulated ? KernelFamily(kMatrixEmulated) : KernelFamily(kMatrix), a, b);
+    matrix_ = &matrix_pipeline(t);
     // Auto leaves decode's few rows to the vector kernel.
     matrix_min_rows_ = requested_auto ? kMaxVectorRows + 1 : 1;
   }
@@ -350,13 +363,17 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
                                 sizeof(VectorPush));
     VectorTiles& v = vector_tiles_;
     v = vector_tiles;
-    if (!v.workgroup) v.workgroup = element_traits(b).block_elements > 1 ? kVectorBlockWorkgroup : kVectorWorkgroup;
+    if (!v.workgroup)
+      v.workgroup = b == ElementType::Q6_K                      ? kVectorHalfBlockWorkgroup
+                    : element_traits(b).block_elements > 1 ? kVectorBlockWorkgroup
+                                                            : kVectorWorkgroup;
     if (!v.cols) v.cols = kVectorCols;
+    if (!v.words) v.words = kVectorWords;
     if (!vector_shape_possible(v) || v.workgroup > device.caps().max_workgroup_invocations ||
         v.workgroup > device.caps().max_workgroup_size[0])
       throw Error("matmul: vector tiles " + v.name() + " need a workgroup of a power of two from 16 to " +
                   std::to_string(std::min(device.caps().max_workgroup_invocations, device.caps().max_workgroup_size[0])) +
-                  " invocations and 1 to 4 columns");
+                  " invocations, 1 to 4 columns and 1 to 8 words");
     for (uint32_t rows = 1; rows <= kMaxVectorRows; ++rows) vector_[rows - 1] = &vector_pipeline(rows, {});
   }
   if (kernel == MatmulKernel::Lanes) {
@@ -402,9 +419,11 @@ Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
   if (vector_[0] && aligned(4) && args.m <= kMaxVectorRows)
     return {vector_[args.m - 1], {ceil_div(args.n, vector_tiles_.cols), 1, 1},
             kernel_ == MatmulKernel::VectorShared ? MatmulKernel::VectorShared : MatmulKernel::Vector};
-  if (matrix_ && args.m >= matrix_min_rows_ && aligned(8) && matrix_ranges_aligned(args))
-    return {matrix_, {ceil_div(args.n, matrix_tiles_.bn()), ceil_div(args.m, matrix_tiles_.bm()), 1},
+  if (matrix_ && args.m >= matrix_min_rows_ && aligned(8) && matrix_ranges_aligned(args)) {
+    const MatrixTiles t = matrix_tiles_for_call(args);
+    return {t == matrix_tiles_ ? matrix_ : &matrix_pipeline(t), {ceil_div(args.n, t.bn()), ceil_div(args.m, t.bm()), 1},
             kernel_ == MatmulKernel::MatrixEmulated ? MatmulKernel::MatrixEmulated : MatmulKernel::Matrix};
+  }
   if (kernel_ == MatmulKernel::Lanes && aligned(8) && args.m >= kLanesMinRows)
     return {lanes_, {ceil_div(args.n, kLanesWidth * kLanesCols), ceil_div(args.m, kLanesRows), 1}, MatmulKernel::Lanes};
   if ((kernel_ == MatmulKernel::Registers || kernel_ == MatmulKernel::Lanes) && aligned(4)) {
@@ -423,9 +442,20 @@ bool Matmul::does_fused_steps(const MatmulArgs& args) const {
   return k == MatmulKernel::Vector || k == MatmulKernel::VectorShared;  // the plan's vector_[m - 1]
 }
 
+MatrixTiles Matmul::matrix_tiles_for_call(const MatmulArgs& args) const {
+  const MatrixTiles& t = matrix_tiles_;
+  const uint64_t grid = uint64_t((args.n + t.bn() - 1) / t.bn()) * ((args.m + t.bm() - 1) / t.bm());
+  return t.adapt && grid < kMatrixFillWorkgroups ? kSmallMatrixTiles : t;
+}
+
+const vk::Pipeline& Matmul::matrix_pipeline(const MatrixTiles& t) const {
+  const uint32_t spec[] = {t.workgroup_size(), t.warps_m, t.warps_n, t.frags_m, t.frags_n, t.bk};
+  return device_->pipelines().get(*matrix_source_, spec);
+}
+
 const vk::Pipeline& Matmul::vector_pipeline(uint32_t rows, const MatmulArgs& steps) const {
   const uint32_t spec[] = {vector_tiles_.workgroup, rows, vector_tiles_.cols, steps.a_norm.buffer ? 1u : 0u,
-                           steps.glu_up.buffer ? 1u : 0u, steps.bias.buffer ? 1u : 0u};
+                           steps.glu_up.buffer ? 1u : 0u, steps.bias.buffer ? 1u : 0u, vector_tiles_.words};
   return device_->pipelines().get(*vector_source_, spec);
 }
 

@@ -35,23 +35,34 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
 // `infini bench --workload matmul --matrix-tiles` times others in one run.
 struct MatrixTiles {
   uint32_t warps_m = 2, warps_n = 2, frags_m = 4, frags_n = 4, bk = 32;
+  // adapt: a call whose grid of these tiles has fewer than kMatrixFillWorkgroups workgroups runs
+  // kSmallMatrixTiles instead (a prefill's projections of a few hundred rows: 512 x 2048 in
+  // 128 x 128 tiles is 64 workgroups, too few to fill a GPU of 100 or more cores).
+  bool adapt = false;
   uint32_t bm() const noexcept { return warps_m * frags_m * 16; }
   uint32_t bn() const noexcept { return warps_n * frags_n * 16; }
   uint32_t workgroup_size() const noexcept { return warps_m * warps_n * 32; }
-  std::string name() const;
+  std::string name() const;  // "auto" for kAutoMatrixTiles
   bool operator==(const MatrixTiles&) const = default;
 };
-// Parses a name as MatrixTiles::name writes it; nullopt if it is not five positive numbers.
+// What the runtime uses: the default tiling, adapting to small grids.
+inline constexpr MatrixTiles kAutoMatrixTiles{2, 2, 4, 4, 32, true};
+inline constexpr MatrixTiles kSmallMatrixTiles{2, 2, 2, 2, 32};  // 64 x 64
+inline constexpr uint32_t kMatrixFillWorkgroups = 128;
+// Parses a name as MatrixTiles::name writes it ("auto", or five positive numbers for a tiling
+// used for every call); nullopt for anything else.
 std::optional<MatrixTiles> matrix_tiles_named(std::string_view name);
 
 // The matrix-vector kernel's shape (matvec.comp): invocations per workgroup, which split K, and
-// columns of C per workgroup. 0 takes the default: 64 invocations for block-format weights (one
-// 32-value chunk each at K 2048), 128 for f16 and f32, and 2 columns; not yet tuned on a GPU:
-// `infini bench --workload matmul --m 1 --vector-tiles` times others in one run. Named
-// "WGxCOLS" ("128x2"), or "auto" for the defaults; vector_tiles_named refuses names no device
-// takes (a workgroup that is not a power of two from 16, more than 4 columns).
+// columns of C per workgroup, and the loads of each column an invocation has in flight (words).
+// 0 takes the default: 64 invocations for block-format weights (one 32-value chunk each at K
+// 2048), 32 for Q6_K (half a super-block each), 128 for f16 and f32, 2 columns, 1 word; `infini bench --workload matmul --m 1
+// --vector-tiles` times others in one run. Named "WGxCOLS" ("128x2", one word) or
+// "WGxCOLSxWORDS" ("128x2x4"), or "auto" for the defaults; vector_tiles_named refuses names no
+// device takes (a workgroup that is not a power of two from 16, more than 4 columns, more than
+// 8 words).
 struct VectorTiles {
-  uint32_t workgroup = 0, cols = 0;
+  uint32_t workgroup = 0, cols = 0, words = 0;
   std::string name() const;
   bool operator==(const VectorTiles&) const = default;
 };
@@ -120,7 +131,7 @@ class Matmul {
   // vector_tiles: the shape of the Vector and VectorShared kernels (a workgroup of a power of two
   // from 16 invocations, 1 to 4 columns).
   Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto,
-         MatrixTiles matrix_tiles = {}, VectorTiles vector_tiles = {});
+         MatrixTiles matrix_tiles = kAutoMatrixTiles, VectorTiles vector_tiles = {});
 
   // Records one dispatch; checks that every operand fits its range.
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
@@ -132,6 +143,9 @@ class Matmul {
 
   const MatmulTiles& tiles() const noexcept { return tiles_; }
   const MatrixTiles& matrix_tiles() const noexcept { return matrix_tiles_; }
+  // The tiling a call on the matrix kernel runs (matrix_tiles(), or kSmallMatrixTiles for a small
+  // grid when they adapt).
+  MatrixTiles matrix_tiles_for_call(const MatmulArgs& args) const;
   const VectorTiles& vector_tiles() const noexcept { return vector_tiles_; }  // resolved (no zeros) where used
   MatmulKernel kernel() const noexcept { return kernel_; }
   // Whether calls of more than kMaxVectorRows rows (aligned as Matrix needs) run on matrix units.
@@ -147,6 +161,8 @@ class Matmul {
   Plan plan(const MatmulArgs& args) const;
   // matvec.comp for `rows` rows with the fused steps `steps` asks for.
   const vk::Pipeline& vector_pipeline(uint32_t rows, const MatmulArgs& steps) const;
+  // matmul_coopmat.comp (or its emulation) in tiling `t`.
+  const vk::Pipeline& matrix_pipeline(const MatrixTiles& t) const;
 
   ElementType a_, b_;
   MatmulTiles tiles_;
@@ -161,6 +177,7 @@ class Matmul {
   std::optional<vk::KernelSource> vector_source_;
   VectorTiles vector_tiles_;
   const vk::Pipeline* matrix_ = nullptr;      // matmul_coopmat.comp (or its emulation), when used
+  std::optional<vk::KernelSource> matrix_source_;  // its source, for the small tiling (made on first use)
   uint32_t matrix_min_rows_ = 1;              // for calls of at least this many rows
 };
 

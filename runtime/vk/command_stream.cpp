@@ -204,6 +204,13 @@ void CommandStream::dispatch(const Pipeline& pipeline, std::span<const Binding> 
   if (push_bytes) vkCmdPushConstants(c, pipeline.layout.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   vkCmdDispatch(c, groups[0], groups[1], groups[2]);
   ++dispatches_;
+  if (time_dispatches_ && query_pool_) {
+    // The next command starts only when this dispatch is done, so the time up to its timestamp is
+    // this kernel's alone.
+    vkCmdPipelineBarrier(c, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kWorkStages, 0, 0, nullptr, 0, nullptr, 0, nullptr);
+    timestamp(std::string(kDispatchLabel) + pipeline.name + " " + std::to_string(groups[0]) + "x" +
+              std::to_string(groups[1]) + "x" + std::to_string(groups[2]));
+  }
 }
 
 void CommandStream::copy(const BufferRange& src, const BufferRange& dst) {
@@ -299,7 +306,7 @@ void CommandStream::wait() {
   if (!submitted_) return;
   submitted_ = false;
   if (device_.has_timeline()) device_.wait_timeline(signalled_);
-  else INFINI_VK_CHECK(vkWaitForFences(device_.handle(), 1, &fence_.get_ref(), VK_TRUE, UINT64_MAX));
+  else device_.wait_fence(fence_.get());
 }
 
 std::vector<TimestampSample> CommandStream::timestamps() const {

@@ -59,6 +59,13 @@ class CommandStream {
   void acquire_external(const BufferRange& range);
   // Records when all earlier work has finished. Ignored on devices without timestamps.
   void timestamp(std::string label);
+  // While on, each dispatch recorded is followed by an execution barrier and a timestamp labelled
+  // kDispatchLabel + "<kernel> <groups>" ("dispatch matvec_a32_b16 16000x1x1"), so the time from
+  // the timestamp before to its own is that kernel's alone (vk/dispatch_profile.hpp sums them).
+  // The barriers serialise work that would otherwise overlap: a profile, not a throughput figure.
+  // Needs timestamp capacity for them; ignored on devices without timestamps.
+  void time_dispatches(bool on) noexcept { time_dispatches_ = on; }
+  static constexpr const char* kDispatchLabel = "dispatch ";
   void end();
 
   // `waits` and `signals`: timeline semaphores shared with other devices that the work waits for
@@ -105,6 +112,7 @@ class CommandStream {
   bool submitted_ = false;
   uint32_t barriers_ = 0;
   uint32_t dispatches_ = 0;
+  bool time_dispatches_ = false;
   VkPipeline bound_pipeline_ = VK_NULL_HANDLE;
 };
 

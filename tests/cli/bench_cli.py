@@ -83,6 +83,24 @@ with tempfile.TemporaryDirectory() as tmp:
         check(by[False]["decode_dispatches_per_token"] - by[True]["decode_dispatches_per_token"] == 4 * 2 + 1
               and by[False]["decode_barriers_per_token"] - by[True]["decode_barriers_per_token"] == 3 * 2 + 1,
               f"fused steps save 4 dispatches and 3 barriers per layer: {by}")
+    # Every kernel timed: one record per kernel and grid of each part, most time first, whose
+    # dispatches are the model record's (decode: per token) and whose shares add up to 1.
+    r = run(["--workload", "model", "--model", model, "--prefill", "8", "--decode", "3", "--repeat", "1",
+             "--kernel-times"])
+    check(r.returncode == 0, "bench model --kernel-times: " + r.stderr)
+    records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+    main = [x for x in records if x.get("phase") == "prefill_decode"]
+    check(len(main) == 1 and main[0].get("kernel_times") is True, f"kernel-times model record {main}")
+    for part in ("prefill", "decode"):
+        kernels = [x for x in records if x.get("phase") == "kernel_times" and x.get("part") == part]
+        check(len(kernels) > 3 and all(x["us_per_token"] >= 0 and x["kernel"] and "x" in x["groups"] for x in kernels),
+              f"{part} kernel records {kernels}")
+        check(abs(sum(x["share"] for x in kernels) - 1) < 1e-6, f"{part} shares add up to 1")
+        check([x["us_per_token"] for x in kernels] == sorted((x["us_per_token"] for x in kernels), reverse=True),
+              f"{part} kernels most time first")
+        if part == "decode" and main:
+            check(abs(sum(x["dispatches_per_token"] for x in kernels) - main[0]["decode_dispatches_per_token"]) < 1e-9,
+                  f"decode kernels' dispatches are the record's: {kernels}")
     r = run(["--workload", "pipeline", "--model", model, "--device-sets", "0/0,0", "--prefill", "40", "--decode", "3",
              "--repeat", "1"])
     check(r.returncode == 0, "bench pipeline: " + r.stderr)
@@ -175,8 +193,8 @@ check(len(rows) == len(models) > 0, f"model rows {len(rows)} for {len(models)} r
 for row, x in zip(rows, models):
     cells = [c.strip() for c in row.strip("|").split("|")]
     check(cells[2] == x["matmul_kernel"] and cells[3] == ("on" if x["fused_steps"] else "off")
-          and cells[5] == x["vector_tiles"]
-          and abs(float(cells[8].split(" ")[0].replace(",", "")) / x["decode_tokens_per_s"] - 1) < 5e-3,
+          and cells[5] == x["vector_tiles"] and cells[6] == x["matrix_tiles"]
+          and abs(float(cells[10].split(" ")[0].replace(",", "")) / x["decode_tokens_per_s"] - 1) < 5e-3,
           f"model row {cells} for {x}")
 check(len(table_rows("Matmul")) == len([x for x in all_records if x["workload"] == "matmul"]), "matmul rows")
 check(len(table_rows("Pipeline")) == len([x for x in all_records if x["workload"] == "pipeline" and "phase" not in x]),

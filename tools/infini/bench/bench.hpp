@@ -27,7 +27,7 @@ struct BenchOptions {
   // model: decode's norms, SwiGLU and biases inside the projections' passes (RunnerOptions::fused_steps), or not.
   std::vector<bool> fused_steps{true};
   // matmul: tilings of the matrix-unit kernel to time, for calls that run it.
-  std::vector<ops::MatrixTiles> matrix_tiles{ops::MatrixTiles{}};
+  std::vector<ops::MatrixTiles> matrix_tiles{ops::kAutoMatrixTiles};
   // matmul: shapes of the matrix-vector kernel to time, for calls that run it.
   std::vector<ops::VectorTiles> vector_tiles{ops::VectorTiles{}};
   std::vector<ops::AttentionKernel> attention_kernels{ops::AttentionKernel::Auto};
@@ -41,6 +41,7 @@ struct BenchOptions {
   int64_t prefill = 512, decode = 128;
   std::vector<int64_t> stream_tokens;
   bool interleave = false;  // model: also compare late-stream segments with fresh-stream ones, alternating
+  bool kernel_times = false;  // model: time every kernel of the prefill and of decode (RunnerOptions::time_kernels)
   MemoryMode memory = MemoryMode::Auto;
   int64_t model_segment = 0;  // 0: the file's
   // pipeline: device sets separated by '/', devices in a set by ',' ("0/0,0").

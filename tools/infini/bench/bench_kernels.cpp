@@ -122,7 +122,10 @@ TilingUsed time_matmul(BenchRun& run, const std::vector<float>& a, const std::ve
   record["ran"] = ops::matmul_kernel_name(ran);  // after any fallback for this shape
   const bool matrix = ran == ops::MatmulKernel::Matrix || ran == ops::MatmulKernel::MatrixEmulated;
   const bool vector = ran == ops::MatmulKernel::Vector || ran == ops::MatmulKernel::VectorShared;
-  if (matrix) record["matrix_tiles"] = matmul.matrix_tiles().name();
+  if (matrix) {
+    record["matrix_tiles"] = matmul.matrix_tiles().name();
+    if (matmul.matrix_tiles().adapt) record["matrix_tiles_ran"] = matmul.matrix_tiles_for_call(args).name();
+  }
   if (vector) record["vector_tiles"] = matmul.vector_tiles().name();
   record["gbytes_per_s"] = g.median;
   if (run.peak_gflops > 0) record["fraction_of_peak"] = s.median / run.peak_gflops;

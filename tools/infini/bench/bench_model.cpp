@@ -3,8 +3,12 @@
 // including uploads and logits readback), and, for each --stream length, the tokens/s of a whole
 // stream fed segment by segment with the peak device memory it needed (which must not depend on
 // the length).
+#include <algorithm>
 #include <chrono>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bench.hpp"
 #include "stopwatch.hpp"
@@ -18,6 +22,7 @@
 #include "model_options.hpp"
 #include "util/nmse.hpp"
 #include "vk/device.hpp"
+#include "vk/dispatch_profile.hpp"
 
 namespace infini::cli {
 namespace {
@@ -81,7 +86,35 @@ struct ModelChoices {
   bool fused_steps;
   ops::AttentionKernel attention;
   ops::VectorTiles vector_tiles;
+  ops::MatrixTiles matrix_tiles;
 };
+
+// One record per kernel (name and grid) of a prefill or of a decode, most time first: its
+// dispatches and device time per token, and its share of all the kernels' time.
+void emit_kernel_times(const BenchRun& run, const nlohmann::json& model_record, const char* part,
+                       const vk::DispatchProfile& profile, int64_t tokens) {
+  if (tokens <= 0 || profile.kernels.empty()) return;
+  std::vector<std::pair<std::string, vk::DispatchTime>> kernels(profile.kernels.begin(), profile.kernels.end());
+  std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+  const double total = profile.seconds();
+  for (const auto& [kernel, t] : kernels) {
+    nlohmann::json r;
+    for (const char* key :
+         {"workload", "model", "matmul_kernel", "fused_steps", "attention_kernel", "vector_tiles", "matrix_tiles"})
+      if (model_record.contains(key)) r[key] = model_record[key];
+    r["phase"] = "kernel_times";
+    r["part"] = part;
+    r["tokens"] = tokens;
+    const size_t space = kernel.rfind(' ');
+    r["kernel"] = kernel.substr(0, space);
+    r["groups"] = kernel.substr(space + 1);
+    r["dispatches_per_token"] = double(t.dispatches) / double(tokens);
+    r["us_per_token"] = t.seconds * 1e6 / double(tokens);
+    r["us_per_dispatch"] = t.seconds * 1e6 / double(t.dispatches);
+    r["share"] = total > 0 ? t.seconds / total : 0.0;
+    run.emit(r);
+  }
+}
 
 void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t> split, const ModelChoices& choice) {
   const BenchOptions& o = run.options;
@@ -92,6 +125,8 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   ro.fused_steps = choice.fused_steps;
   ro.kernel = choice.attention;
   ro.vector_tiles = choice.vector_tiles;
+  ro.matrix_tiles = choice.matrix_tiles;
+  ro.time_kernels = o.kernel_times;
   // Memory figures are summed over the devices the layers are split over (--devices).
   const uint64_t baseline = vk::allocated_bytes(run.devices);
   vk::reset_peaks(run.devices);
@@ -99,12 +134,16 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   RandomTokens random_tokens(c.vocab, 7);
   std::vector<double> prefill_rate, decode_rate;
   model::StageProfile decode_profile;  // of the last repeat's decode
+  vk::DispatchProfile prefill_kernels, decode_kernels;  // likewise, with --kernel-times
   for (int r = 0; r < o.repeat; ++r) {
     runner.reset();
     const std::vector<int32_t> prompt = random_tokens(o.prefill);
+    const vk::DispatchProfile before_prefill = runner.dispatch_profile();
     auto t0 = std::chrono::steady_clock::now();
     const std::vector<float> logits = runner.forward(prompt, false);
     prefill_rate.push_back(double(o.prefill) / seconds_since(t0));
+    const vk::DispatchProfile after_prefill = runner.dispatch_profile();
+    prefill_kernels = after_prefill - before_prefill;
     if (o.decode > 0) {
       // Greedy decode as `infini run` does it: the argmax is taken on the device.
       int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
@@ -114,6 +153,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
         next = runner.forward_ranked(std::span<const int32_t>(&next, 1), 1).front().id;
       decode_rate.push_back(double(o.decode) / seconds_since(t0));
       decode_profile = runner.profile() - before;
+      decode_kernels = runner.dispatch_profile() - after_prefill;
     }
   }
   nlohmann::json record = model_record(o, bm);
@@ -124,6 +164,10 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   record["fused_steps"] = choice.fused_steps;
   record["attention_kernel"] = ops::attention_kernel_name(choice.attention);
   record["vector_tiles"] = choice.vector_tiles.name();
+  record["matrix_tiles"] = choice.matrix_tiles.name();
+  // How long the host polls before it sleeps in a wait (vk/host_wait.hpp; INFINI_WAIT_SPIN_US).
+  record["wait_spin_us"] = int64_t(run.device.wait_spin().count());
+  if (o.kernel_times) record["kernel_times"] = true;  // its kernels ran one at a time: not a throughput figure
   record["prefill_tokens"] = o.prefill;
   record["prefill_tokens_per_s"] = p.median;
   record["prefill_tokens_per_s_min"] = p.min;
@@ -161,6 +205,10 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
     record["logit_nmse_vs_reference"] = nmse(std::span<const float>(got), std::span<const float>(want));
   }
   run.emit(record);
+  if (o.kernel_times) {
+    emit_kernel_times(run, record, "prefill", prefill_kernels, o.prefill);
+    emit_kernel_times(run, record, "decode", decode_kernels, o.decode);
+  }
 }
 
 void bench_model(BenchRun& run) {
@@ -172,15 +220,17 @@ void bench_model(BenchRun& run) {
   for (const ops::AttentionKernel attention : o.attention_kernels)
     for (const ops::MatmulKernel kernel : o.matmul_kernels)
       for (const bool fused : o.fused_steps)
-        for (const ops::VectorTiles& vt : o.vector_tiles) prefill_decode(run, bm, split, {kernel, fused, attention, vt});
+        for (const ops::VectorTiles& vt : o.vector_tiles)
+          for (const ops::MatrixTiles& mt : o.matrix_tiles) prefill_decode(run, bm, split, {kernel, fused, attention, vt, mt});
 
   if (o.stream_tokens.empty()) return;
-  // Streams on the first --matmul-kernel, --fused-steps, --attention-kernel and --vector-tiles.
+  // Streams on the first --matmul-kernel, --fused-steps, --attention-kernel, --vector-tiles and --matrix-tiles.
   model::RunnerOptions ro = bm.options;
   ro.matmul_kernel = o.matmul_kernels.front();
   ro.fused_steps = o.fused_steps.front();
   ro.kernel = o.attention_kernels.front();
   ro.vector_tiles = o.vector_tiles.front();
+  ro.matrix_tiles = o.matrix_tiles.front();
   auto peak = [&] { return vk::peak_allocated_bytes(run.devices); };
   auto reset_peak = [&] { vk::reset_peaks(run.devices); };
   const uint64_t baseline = vk::allocated_bytes(run.devices);

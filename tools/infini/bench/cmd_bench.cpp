@@ -75,7 +75,7 @@ struct Args {
   std::string workloads = "peak_fma,matmul";
   std::string dtypes = "f32,f16";
   std::string matmul_kernels = "auto";
-  std::string matrix_tiles = ops::MatrixTiles{}.name();
+  std::string matrix_tiles = ops::kAutoMatrixTiles.name();
   std::string vector_tiles = "auto";
   std::string attention_kernels = "auto";
   std::string fused_steps = "on";
@@ -104,10 +104,10 @@ int run_bench(Args& args) {
   args.options.matmul_kernels = parse_each<ops::MatmulKernel>(args.matmul_kernels, ops::matmul_kernel_named,
       "--matmul-kernel takes auto, tiled, tiled-half, registers, lanes, vector, vector-shared, coopmat and/or coopmat-emulated");
   args.options.matrix_tiles = parse_each<ops::MatrixTiles>(args.matrix_tiles, ops::matrix_tiles_named,
-      "--matrix-tiles takes tilings written WMxWNxFMxFNxBK (warps, fragments per warp, k per step), such as 2x2x4x4x32");
+      "--matrix-tiles takes auto or tilings written WMxWNxFMxFNxBK (warps, fragments per warp, k per step), such as 2x2x4x4x32");
   args.options.vector_tiles = parse_each<ops::VectorTiles>(args.vector_tiles, ops::vector_tiles_named,
-      "--vector-tiles takes auto or WGxCOLS (invocations per workgroup, a power of two from 16; columns per workgroup, "
-      "1 to 4), such as 128x2");
+      "--vector-tiles takes auto, WGxCOLS or WGxCOLSxWORDS (invocations per workgroup, a power of two from 16; columns "
+      "per workgroup, 1 to 4; loads of each column in flight per invocation, 2 to 8), such as 128x2 or 128x2x4");
   args.options.attention_kernels = parse_each<ops::AttentionKernel>(args.attention_kernels, ops::attention_kernel_named,
       "--attention-kernel takes auto, tiled, rows, coopmat and/or coopmat-emulated");
   args.options.fused_steps = parse_each<bool>(
@@ -177,9 +177,9 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_option("--matmul-kernel", args->matmul_kernels, "matmul, and model (its projections; vector also runs the norms, SwiGLU and biases in their passes for decode): kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
           ->capture_default_str();
-      app.add_option("--matrix-tiles", args->matrix_tiles, "matmul: tilings of the matrix-unit kernel (coopmat, coopmat-emulated) to time in the same run, each WMxWNxFMxFNxBK: warps per workgroup down and across, 16x16 fragments per warp down and across, values of k per step (a multiple of 16)")
+      app.add_option("--matrix-tiles", args->matrix_tiles, "matmul and model: tilings of the matrix-unit kernel (coopmat, coopmat-emulated) to time in the same run, each WMxWNxFMxFNxBK: warps per workgroup down and across, 16x16 fragments per warp down and across, values of k per step (a multiple of 16), used for every call; auto: 2x2x4x4x32, and 2x2x2x2x32 for calls whose grid of those would have fewer than 128 workgroups")
           ->capture_default_str();
-      app.add_option("--vector-tiles", args->vector_tiles, "matmul and model: shapes of the matrix-vector kernel (vector, vector-shared; decode's few rows) to time in the same run, each WGxCOLS: invocations per workgroup (a power of two, they split K) and columns of C per workgroup (1 to 4); auto: the defaults")
+      app.add_option("--vector-tiles", args->vector_tiles, "matmul and model: shapes of the matrix-vector kernel (vector, vector-shared; decode's few rows) to time in the same run, each WGxCOLS[xWORDS]: invocations per workgroup (a power of two, they split K), columns of C per workgroup (1 to 4) and loads of each column an invocation has in flight (1 to 8, default 1); auto: the defaults")
           ->capture_default_str();
       app.add_option("--attention-kernel", args->attention_kernels, "attention, and model (its attention layers): kernels to time in the same run: auto, tiled, rows, coopmat (matrix units), coopmat-emulated (slow)")
           ->capture_default_str();
@@ -204,6 +204,9 @@ const RegisterCommand registration{
       app.add_flag("--interleave", args->options.interleave,
                    "model: after each --stream, alternate segments of that stream and of a fresh one, so both see "
                    "the same machine load, and report their tokens/s ratio");
+      app.add_flag("--kernel-times", args->options.kernel_times,
+                   "model: also time every kernel of the prefill and of the decode (one record each, most time first); "
+                   "the kernels then run one at a time, so that run's tokens/s are not throughput figures");
       add_memory_option(app, args->options.memory);
       app.add_option("--model-segment", args->options.model_segment, "model: segment length (0: the file's)")
           ->check(CLI::Range(int64_t(0), kMaxSegment));
