@@ -163,9 +163,9 @@ void main() {
   }
 #if defined(B_Q6_K)
   // Q6_K: each invocation takes whole half super-blocks (128 values, four chunks), whose words it
-  // reads once: chunk by chunk, the half's high bits (qh) would be read four times and its low
-  // nibbles (ql) twice, with unaligned 32-bit loads (its blocks are 210 bytes), which made this
-  // format 4x slower than Q4_K on an H200.
+  // reads once: chunk by chunk, the half's high bits (qh) are read four times and its low nibbles
+  // (ql) twice, with unaligned 32-bit loads (its blocks are 210 bytes); read so, this format ran
+  // 4x slower than Q4_K on an H200.
   for (uint k0 = lane * 128; k0 < p.K; k0 += WG * 128 * WORDS) {
     [[unroll]] for (uint s = 0; s < WORDS; ++s) {
       const uint k = k0 + s * WG * 128;
