@@ -26,7 +26,7 @@ long spin_from_environment() {
 
 std::chrono::microseconds wait_spin_for(const Capabilities& caps) {
   if (const long us = spin_from_environment(); us >= 0) return std::chrono::microseconds(us);
-  return caps.is_software() ? std::chrono::microseconds(0) : kGpuWaitSpin;
+  return caps.type == DeviceType::Discrete ? kGpuWaitSpin : std::chrono::microseconds(0);
 }
 
 }  // namespace infini::vk

@@ -3,9 +3,11 @@
 // puts the thread to sleep and the driver wakes it when the work is done: on a GPU that sleep and
 // wake-up costs tens of microseconds a submission, a large share of a decode token on a fast card
 // (an H200 spent 149 of a 155M model's 670 us a token on submission, start and wake-up). So on
-// GPUs the host first polls the work's status for a while (its spin), and sleeps only if the work
-// is still running then. A CPU driver's device is the host's own cores: there a polling thread
-// would take a core from the work it waits for, so it sleeps at once.
+// discrete GPUs the host first polls the work's status for a while (its spin), and sleeps only if
+// the work is still running then. Elsewhere it sleeps at once: a CPU driver's device is the host's
+// own cores, which a polling thread would take from the work it waits for, and an integrated GPU
+// (a phone's, a laptop's) shares the chip's power and heat budget with the cores, so a polling
+// core there can slow the GPU it waits for and costs battery.
 #include <chrono>
 #include <cstdint>
 
@@ -13,8 +15,8 @@ namespace infini::vk {
 
 struct Capabilities;
 
-// The longest the host polls before it sleeps: 0 on CPU devices, kGpuWaitSpin elsewhere, or
-// INFINI_WAIT_SPIN_US microseconds (0 to 100000) for every device where that is set.
+// The longest the host polls before it sleeps: kGpuWaitSpin on discrete GPUs, 0 on other devices,
+// or INFINI_WAIT_SPIN_US microseconds (0 to 100000) for every device where that is set.
 std::chrono::microseconds wait_spin_for(const Capabilities& caps);
 inline constexpr std::chrono::microseconds kGpuWaitSpin{2000};
 
