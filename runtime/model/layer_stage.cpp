@@ -401,7 +401,9 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
   if (const auto samples = p.stream->timestamps(); samples.size() >= kTimestamps) {
     // start, inputs, (a timestamp per dispatch when timing kernels,) outputs, end
     const auto ns_at = [&](std::string_view label) {
-      return std::find_if(samples.begin(), samples.end(), [&](const vk::TimestampSample& t) { return t.label == label; })->ns;
+      const auto it =
+          std::find_if(samples.begin(), samples.end(), [&](const vk::TimestampSample& t) { return t.label == label; });
+      return it != samples.end() ? it->ns : 0.0;  // every piece's recording has them; never past the end
     };
     device_s = std::min(device_s, samples.back().ns * 1e-9);
     upload_s = ns_at("inputs") * 1e-9;
