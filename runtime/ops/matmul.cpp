@@ -181,12 +181,11 @@ constexpr uint32_t kLanesWidth = 8, kLanesRows = 32, kLanesCols = 8, kLanesMinRo
 constexpr uint32_t kRegsLanes = 8, kRegsRows = 8, kRegsCols = 8, kRegsRowCols = 16;
 
 
-// matvec.comp: invocations per workgroup and columns of C per workgroup. Block-format weights are
-// read a 32-value chunk per invocation, so their workgroups are smaller: K 2048 (a 1B model's
-// width) is then one chunk for each of 64 invocations, where 128 would leave half of them idle.
-// One load of each column in flight per invocation until a GPU measures more (--vector-tiles
-// 128x2x4).
-// Q6_K is read half a super-block (128 values) per invocation: 16 of them at K 2048.
+// matvec.comp: invocations per workgroup, columns of C per workgroup and loads of each column in
+// flight per invocation. Block-format weights are read a 32-value chunk per invocation, so their
+// workgroups are smaller: K 2048 (a 1B model's width) is then one chunk for each of 64
+// invocations, where 128 would leave half of them idle; Q6_K half a super-block (128 values), 16
+// of 32 invocations at K 2048. One load in flight until a GPU measures more (--vector-tiles 128x2x4).
 constexpr uint32_t kVectorWorkgroup = 128, kVectorBlockWorkgroup = 64, kVectorHalfBlockWorkgroup = 32, kVectorCols = 2,
                    kVectorWords = 1;
 

@@ -56,11 +56,11 @@ std::optional<MatrixTiles> matrix_tiles_named(std::string_view name);
 // The matrix-vector kernel's shape (matvec.comp): invocations per workgroup, which split K, and
 // columns of C per workgroup, and the loads of each column an invocation has in flight (words).
 // 0 takes the default: 64 invocations for block-format weights (one 32-value chunk each at K
-// 2048), 32 for Q6_K (half a super-block each), 128 for f16 and f32, 2 columns, 1 word; `infini bench --workload matmul --m 1
-// --vector-tiles` times others in one run. Named "WGxCOLS" ("128x2", one word) or
-// "WGxCOLSxWORDS" ("128x2x4"), or "auto" for the defaults; vector_tiles_named refuses names no
-// device takes (a workgroup that is not a power of two from 16, more than 4 columns, more than
-// 8 words).
+// 2048), 32 for Q6_K (half a super-block each), 128 for f16 and f32, 2 columns, 1 word;
+// `infini bench --workload matmul --m 1 --vector-tiles` times others in one run. Named "WGxCOLS"
+// ("128x2", one word) or "WGxCOLSxWORDS" ("128x2x4"), or "auto" for the defaults;
+// vector_tiles_named refuses names no device takes (a workgroup that is not a power of two from
+// 16, more than 4 columns, more than 8 words).
 struct VectorTiles {
   uint32_t workgroup = 0, cols = 0, words = 0;
   std::string name() const;
@@ -127,9 +127,9 @@ struct MatmulArgs {
 class Matmul {
  public:
   // Throws infini::Error when the tiles are inconsistent or exceed the device's limits.
-  // matrix_tiles: the tiling of the Matrix and MatrixEmulated kernels.
+  // matrix_tiles: the tiling of the Matrix and MatrixEmulated kernels (kAutoMatrixTiles: adapting to small grids).
   // vector_tiles: the shape of the Vector and VectorShared kernels (a workgroup of a power of two
-  // from 16 invocations, 1 to 4 columns).
+  // from 16 invocations, 1 to 4 columns, 1 to 8 words).
   Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto,
          MatrixTiles matrix_tiles = kAutoMatrixTiles, VectorTiles vector_tiles = {});
 
