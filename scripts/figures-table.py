@@ -59,7 +59,7 @@ def matmul_row(r):
 def model_row(r):
     return [os.path.basename(r.get("model", "")), shape_name(r.get("shape")), r.get("matmul_kernel", ""),
             num(r.get("fused_steps")), r.get("attention_kernel", ""), r.get("vector_tiles", ""),
-            r.get("matrix_tiles", ""), num(r.get("wait_spin_us")), num(r.get("prefill_tokens")),
+            r.get("matrix_tiles", ""), num(r.get("wait_spin_us")), num(r.get("greedy_chain")), num(r.get("prefill_tokens")),
             spread(r, "prefill_tokens_per_s"), spread(r, "decode_tokens_per_s"),
             f"{num(r.get('decode_dispatches_per_token'))} / {num(r.get('decode_barriers_per_token'))}"
             if "decode_dispatches_per_token" in r else "",
@@ -111,7 +111,8 @@ TABLES = [
                  f"{r.get('heads_q')}/{r.get('heads_kv')}/{r.get('head_dim')}", num(r.get("segment")),
                  num(r.get("tokens")), num(r.get("tokens_per_s")), num(r.get("gflops"))]]),
     ("Model: prefill and decode",
-     ["file", "shape", "matmul", "fused", "attention", "vector tiles", "matrix tiles", "wait spin us", "prefill tokens", "prefill tokens/s",
+     ["file", "shape", "matmul", "fused", "attention", "vector tiles", "matrix tiles", "wait spin us", "greedy chain",
+      "prefill tokens", "prefill tokens/s",
       "decode tokens/s", "dispatches / barriers per token", "decode of bandwidth", "logit NMSE vs reference"],
      lambda r: r["workload"] == "model" and r.get("phase") == "prefill_decode", lambda r: [model_row(r)]),
     ("Model: device time per kernel (--kernel-times; the kernels one at a time)",

@@ -44,14 +44,16 @@ $infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16 
 [ -x ./build-khr/infini ] && ./build-khr/infini bench --workload matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat --repeat 10
 $infini bench --workload matmul --m 512 --n 2048 --k 2048 --dtype f32-f16 --matmul-kernel coopmat --repeat 10 \
   --matrix-tiles 2x2x4x4x32,2x2x2x2x32,2x2x2x4x32,2x2x4x2x32,1x2x4x4x32
-step "155M: prefill 512, decode 128; the host polling before it sleeps (default) or not; the vector kernel with more loads in flight"
+step "155M: prefill 512, decode 128; greedy chains of 16 tokens per submission (auto) against one; the host polling before it sleeps (default) or not; the vector kernel with more loads in flight"
+$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles auto,128x2x4
-INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3
+INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1
 step "1.1B (TinyLlama's shape): where the time goes, then prefill 512 and decode 128 as above"
 $infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 32 --repeat 1 --kernel-times
+$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto
 $infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles auto,128x2x4
-INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3
+INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1
 
 step "the pipeline's device waits (timeline semaphores) against one device's logits"
 # Without layers: the carried validation layer (1.3.239) predates much of the external-semaphore
@@ -99,7 +101,7 @@ if [ -x .peer/run_peer.sh ]; then
   $infini make-model --out "$models/p1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16 --no-infini
   $infini quantize "$models/p1b.gguf" "$models/p1b-q4_k_m.gguf" --type q4_k_m
   for f in p155 p1b p1b-q4_k_m; do
-    $infini bench --workload bandwidth,model --model "$models/$f.gguf" --prefill 512 --decode 128 --repeat 3
+    $infini bench --workload bandwidth,model --model "$models/$f.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto
     .peer/run_peer.sh "$models/$f.gguf" --fa on
   done
 fi

@@ -22,6 +22,7 @@
 #include "model/llama_runner.hpp"
 #include "model/sampler.hpp"
 #include "reference/random_llama.hpp"
+#include "temp_model.hpp"
 #include "temp_path.hpp"
 
 namespace infini::test {
@@ -31,15 +32,6 @@ Context& context() {
   static Context c;
   return c;
 }
-
-// A random model written to a temporary GGUF file, removed again at the end of the test.
-struct TempModel {
-  std::filesystem::path path;
-  explicit TempModel(const model::RandomLlamaOptions& o, const std::string& name) : path(temp_path(name)) {
-    model::random_llama(o).write(path);
-  }
-  ~TempModel() { std::filesystem::remove(path); }
-};
 
 model::RandomLlamaOptions small(int64_t segment = 8) {
   model::RandomLlamaOptions o;

@@ -12,7 +12,11 @@ namespace {
 model::RunnerOptions resolve(const model::LlamaConfig& c, const ModelOptions& options, const std::string& name) {
   if (options.segment < 0) throw Error(name + ": segment length " + std::to_string(options.segment) + " is negative");
   if (options.max_piece < 1) throw Error(name + ": max_piece must be at least 1");
-  return model::resolve_runner_options(c, options.memory, options.segment, options.max_piece);
+  if (options.greedy_chain > model::LayerStage::kMaxChain)
+    throw Error(name + ": greedy_chain must be at most " + std::to_string(model::LayerStage::kMaxChain));
+  model::RunnerOptions o = model::resolve_runner_options(c, options.memory, options.segment, options.max_piece);
+  o.greedy_chain = options.greedy_chain;
+  return o;
 }
 
 ModelInfo describe(const model::LlamaWeights& w, const model::RunnerOptions& o, const std::string& name) {

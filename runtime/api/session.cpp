@@ -55,6 +55,45 @@ struct Session::Impl {
     fed = true;
   }
 
+  // Greedy decoding ahead on the device: feeds `first` (already handed to on_token and in `out`)
+  // and the steps - 1 tokens a chain decodes after it, then hands those on and appends them up to
+  // the first stop (the end-of-sequence token, on_token's false, or an error), taking back what
+  // the chain fed past it, so the stream is what token-by-token decoding leaves. False at a stop.
+  bool chain(int32_t first, uint32_t steps, model::Sampler& sampler, const TokenCallback& on_token,
+             std::vector<int32_t>& out) {
+    const std::vector<ops::RankedLogit> best = runner.forward_greedy(first, steps);
+    last_logits.clear();
+    ranked_k = 1;
+    fed = true;
+    uint32_t kept = 0;  // the last step whose token stays fed
+    const auto stop = [&] {
+      runner.take_back(steps - 1 - kept);
+      last_ranked = {best[kept]};
+    };
+    try {
+      const model::Tokenizer& tokenizer = model->tokens();
+      for (uint32_t i = 0; i + 1 < steps; ++i) {
+        const int32_t token = sampler.sample_ranked(std::span(&best[i], 1));  // step i + 1 fed it
+        if (token == tokenizer.eos()) {
+          stop();
+          return false;
+        }
+        const bool more = !on_token || on_token(token, tokenizer.piece(token));
+        out.push_back(token);
+        kept = i + 1;
+        if (!more) {
+          stop();
+          return false;
+        }
+      }
+    } catch (...) {
+      stop();
+      throw;
+    }
+    last_ranked = {best.back()};
+    return true;
+  }
+
   // The next token drawn from what the last forward pass gave back.
   int32_t sample(model::Sampler& sampler) {
     const uint32_t need = sampler.ranked_needed();
@@ -138,6 +177,13 @@ std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions
     if (next == tokenizer.eos()) break;
     // Hand the text over before the next forward pass, so streamed output does not wait for it.
     const bool more = !on_token || on_token(next, tokenizer.piece(next));
+    // Greedy decoding goes on with a chain of tokens on the device where the runner offers one.
+    const uint32_t steps = options.temperature == 0 && more ? impl_->runner.greedy_steps(max_tokens - int64_t(out.size())) : 0;
+    if (steps > 1) {
+      out.push_back(next);
+      if (!impl_->chain(next, steps, sampler, on_token, out)) break;
+      continue;
+    }
     // Sampling that needs only the best logits gets only them back from the device.
     if (const uint32_t k = sampler.ranked_needed()) impl_->forward_ranked(next, k);
     else impl_->forward(std::span<const int32_t>(&next, 1), false);

@@ -104,6 +104,9 @@ struct LayerStage::Kernels {
 struct LayerStage::Scratch {
   std::vector<vk::StagedBuffer> position_io;  // the open segment's length when the piece runs (one word)
   std::vector<vk::StagedBuffer> ids_io;       // token ids (the embedding stage)
+  // A greedy chain's open lengths (one per step) and rankings (one best pair per step): the stage
+  // holding the whole model only.
+  std::unique_ptr<vk::StagedBuffer> chain_positions_io, chain_ranked_io;
   vk::StagedBuffer x_io, logits_io, ranked_io;
   const vk::Buffer &x, &logits;
   vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
@@ -129,6 +132,12 @@ struct LayerStage::Scratch {
       position_io.push_back(staged(d, 1, vk::StagingDirection::ToDevice, "open tokens"));
       ids_io.push_back(staged(d, embeds ? p : 1, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None,
                               "token ids"));
+    }
+    if (embeds && head) {
+      chain_positions_io = std::make_unique<vk::StagedBuffer>(
+          staged(d, LayerStage::kMaxChain, vk::StagingDirection::ToDevice, "chain open tokens"));
+      chain_ranked_io = std::make_unique<vk::StagedBuffer>(
+          staged(d, LayerStage::kMaxChain * 2, vk::StagingDirection::FromDevice, "chain ranked logits"));
     }
     if (!qk_norm) return;
     q_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads * c.head_dim, "q normed"));
@@ -239,7 +248,8 @@ std::string LayerStage::describe() const {
 uint32_t LayerStage::segment_room() const { return layers_.front().attention->segment_room(); }
 
 void LayerStage::reset() {
-  last_rows_ = 0;
+  last_row_.reset();
+  chain_left_ = 0;
   stream_->begin();
   for (Layer& l : layers_) l.attention->record_reset(*stream_);
   stream_->end();
@@ -260,7 +270,8 @@ bool LayerStage::fits(std::span<const ops::LayerSnapshot> layers) const {
 }
 
 void LayerStage::restore(std::span<const ops::LayerSnapshot> layers) {
-  last_rows_ = 0;
+  last_row_.reset();
+  chain_left_ = 0;
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i].attention->restore(layers[i]);
 }
 
@@ -289,6 +300,23 @@ bool LayerStage::can_submit_ahead() const noexcept {
   const Pending& last = pending_.back();
   return pending_.size() < slot_count() && (embeds() || receives_shared()) && (has_head() || sends_shared()) &&
          last.head.rows == 0 && last.head.top_k == 0;
+}
+
+vk::CommandStream& LayerStage::recording(vk::CommandStream* cached, std::unique_ptr<vk::CommandStream>* keep,
+                                         uint32_t tokens, double& record_s,
+                                         const std::function<void(vk::CommandStream&)>& record) {
+  if (cached) {
+    for (Layer& l : layers_) l.attention->advance(tokens);
+    return *cached;
+  }
+  if (keep) *keep = std::make_unique<vk::CommandStream>(device_, timestamp_capacity());
+  vk::CommandStream& stream = keep ? **keep : *stream_;  // the caller keeps *keep once recorded
+  const auto r0 = std::chrono::steady_clock::now();
+  stream.begin();
+  record(stream);
+  stream.end();
+  record_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+  return stream;
 }
 
 vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<const float> hidden_in,
@@ -322,17 +350,12 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
   const uint32_t open = first.open_tokens();
   s.position_io[slot].write(0, &open, 4);
   const PieceShape shape{n, rows, top_k, first.segments_written() == 0, n == first.segment_room(), slot};
-  vk::CommandStream* ran = nullptr;
   double record_s = 0;
-  if (const auto it = recorded_.find(shape); it != recorded_.end()) {
-    for (Layer& l : layers_) l.attention->advance(n);
-    ran = it->second.get();
-  } else {
-    std::unique_ptr<vk::CommandStream> fresh;
-    if (recorded_.size() < kMaxRecordedPieces) fresh = std::make_unique<vk::CommandStream>(device_, timestamp_capacity());
-    vk::CommandStream& stream = fresh ? *fresh : *stream_;
-    const auto r0 = Clock::now();
-    stream.begin();
+  const auto cached = recorded_.find(shape);
+  std::unique_ptr<vk::CommandStream> fresh;
+  vk::CommandStream* ran = &recording(cached != recorded_.end() ? cached->second.get() : nullptr,
+                                      recorded_.size() < kMaxRecordedPieces ? &fresh : nullptr, n, record_s,
+                                      [&](vk::CommandStream& stream) {
     stream.timestamp("start");
     s.position_io[slot].record_upload(stream, 4);
     if (embeds()) s.ids_io[slot].record_upload(stream, uint64_t(n) * 4);
@@ -346,11 +369,8 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     else if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
     if (!has_head()) record_hidden_out(stream, hidden_bytes, slot);
     stream.timestamp("end");
-    stream.end();
-    record_s = seconds(r0, Clock::now());
-    ran = &stream;
-    if (fresh) ran = recorded_.emplace(shape, std::move(fresh)).first->second.get();
-  }
+  });
+  if (fresh) recorded_.emplace(shape, std::move(fresh));
   // The piece's hidden states come from (and go to) a device that the GPU orders this one after
   // (before): the submission waits for them there, and signals when its own are ready.
   std::array<vk::SemaphoreValue, 1> waits, signals;
@@ -360,7 +380,7 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
   const auto t_submit = Clock::now();
   ran->submit(std::span(waits).first(wait_count), std::span(signals).first(signal_count));
   const auto t_submitted = Clock::now();
-  pending_.push_back({ran, head, n, record_s, host_in_s, seconds(t0, t_submitted), seconds(t_submit, t_submitted),
+  pending_.push_back({ran, head, n, 0, record_s, host_in_s, seconds(t0, t_submitted), seconds(t_submit, t_submitted),
                       t_submit});
   if (!slots_.ready_out) return {};
   try {
@@ -381,6 +401,84 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     }
     throw;
   }
+}
+
+uint32_t LayerStage::chain_room() const noexcept {
+  if (!embeds() || !has_head()) return 0;
+  const uint32_t room = segment_room();
+  return room <= 1 ? 0 : std::min({kMaxChain, max_piece_, room - 1});
+}
+
+void LayerStage::submit_chain(int32_t first, uint32_t steps, uint32_t* ranked) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  const auto t0 = Clock::now();
+  if (steps == 0 || steps > chain_room())
+    throw Error("model: a greedy chain of " + std::to_string(steps) + " steps; " + describe() + " takes 1.." +
+                std::to_string(chain_room()) + " now");
+  if (!pending_.empty()) throw Error("model: a greedy chain starts with no piece in flight");
+  if (first < 0 || first >= config_.vocab)
+    throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
+                std::to_string(config_.vocab));
+  Scratch& s = *scratch_;
+  const ops::InfiniAttentionLayer& layer0 = *layers_.front().attention;
+  std::array<uint32_t, kMaxChain> positions{};
+  for (uint32_t i = 0; i < steps; ++i) positions[i] = layer0.open_tokens() + i;
+  const auto h0 = Clock::now();
+  s.ids_io[0].write(0, &first, 4);
+  s.chain_positions_io->write(0, positions.data(), uint64_t(steps) * 4);
+  const double host_in_s = seconds(h0, Clock::now());
+  const ChainShape shape{steps, layer0.segments_written() == 0};
+  double record_s = 0;
+  const auto cached = chains_.find(shape);
+  std::unique_ptr<vk::CommandStream> fresh;
+  vk::CommandStream& ran =
+      recording(cached != chains_.end() ? cached->second.get() : nullptr,
+                chains_.size() < kMaxRecordedPieces ? &fresh : nullptr, steps, record_s,
+                [&](vk::CommandStream& stream) { record_chain(stream, steps); });
+  if (fresh) chains_.emplace(shape, std::move(fresh));
+  const auto t_submit = Clock::now();
+  ran.submit();
+  const auto t_submitted = Clock::now();
+  pending_.push_back({&ran, HeadOutput{1, nullptr, 1, ranked}, 1, steps, record_s, host_in_s, seconds(t0, t_submitted),
+                      seconds(t_submit, t_submitted), t_submit});
+}
+
+void LayerStage::record_chain(vk::CommandStream& stream, uint32_t steps) {
+  Scratch& s = *scratch_;
+  const vk::Buffer& ids = s.ids_io[0].device_buffer();
+  const vk::Buffer& position = s.position_io[0].device_buffer();
+  const vk::Buffer& ranked = s.ranked_io.device_buffer();
+  const vk::Buffer& positions = s.chain_positions_io->device_buffer();
+  const vk::Buffer& chain_ranked = s.chain_ranked_io->device_buffer();
+  stream.timestamp("start");
+  s.chain_positions_io->record_upload(stream, uint64_t(steps) * 4);
+  s.ids_io[0].record_upload(stream, 4);
+  stream.timestamp("inputs");
+  stream.time_dispatches(time_kernels_);
+  // Each step is a decode piece of one token (the same commands as submit()'s), its logits in a
+  // row of their own (so that take_back can go back to any of them), its best pair kept, and the
+  // best id (the pair's second word) fed to the next step's embedding.
+  for (uint32_t i = 0; i < steps; ++i) {
+    stream.copy({&positions, uint64_t(i) * 4, 4}, {&position, 0, 4});
+    if (i > 0) stream.copy({&ranked, 4, 4}, {&ids, 0, 4});
+    record_piece(stream, 1, 1, 1, 0, i);
+    stream.copy({&ranked, 0, 8}, {&chain_ranked, uint64_t(i) * 8, 8});
+  }
+  stream.time_dispatches(false);
+  stream.timestamp("outputs");
+  s.chain_ranked_io->record_download(stream, uint64_t(steps) * 8);
+  stream.timestamp("end");
+}
+
+void LayerStage::take_back(uint32_t tokens) {
+  if (!pending_.empty()) throw Error("model: tokens are taken back with no piece in flight");
+  if (tokens > chain_left_)
+    throw Error("model: cannot take back " + std::to_string(tokens) + " tokens; the last greedy chain left " +
+                std::to_string(chain_left_));
+  for (Layer& l : layers_) l.attention->take_back(tokens);
+  chain_left_ -= tokens;
+  *last_row_ -= tokens;
 }
 
 void LayerStage::finish(std::vector<float>* hidden_out) {
@@ -415,10 +513,12 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
     timeline_->push_back({end - device_s, end});
   }
   const uint32_t rows = p.head.rows, top_k = p.head.top_k;
-  if (rows) last_rows_ = rows;
+  if (rows) last_row_ = p.chain ? p.chain - 1 : rows - 1;
+  chain_left_ = p.chain ? p.chain - 1 : 0;
   Scratch& s = *scratch_;
   const auto h1 = Clock::now();
-  if (top_k) s.ranked_io.read(0, p.head.ranked, uint64_t(top_k) * 8);
+  if (p.chain) s.chain_ranked_io->read(0, p.head.ranked, uint64_t(p.chain) * 8);
+  else if (top_k) s.ranked_io.read(0, p.head.ranked, uint64_t(top_k) * 8);
   else if (rows) s.logits_io.read(0, p.head.logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
   if (hidden_out) {
     const uint64_t hidden_bytes = uint64_t(p.n) * uint64_t(config_.embd) * 4;
@@ -427,17 +527,17 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
   }
   const auto t_end = Clock::now();
   // wall_s: the host's own time on the piece (before its submission, and from the wait on).
-  profile_ += {1,          p.before_submit_s + seconds(t_wait, t_end), p.record_s, p.submit_s + seconds(t_wait, t_done),
+  profile_ += {std::max<int64_t>(p.chain, 1), p.before_submit_s + seconds(t_wait, t_end), p.record_s, p.submit_s + seconds(t_wait, t_done),
                device_s,   p.host_in_s, seconds(h1, t_end), upload_s, download_s,
                int64_t(p.stream->dispatch_count()), int64_t(p.stream->barrier_count())};
 }
 
 std::vector<float> LayerStage::last_logits() const {
-  if (!has_head() || last_rows_ == 0) throw Error("model: no logits computed yet");
+  if (!has_head() || !last_row_) throw Error("model: no logits computed yet");
   const uint64_t vocab = uint64_t(config_.vocab);
   std::vector<float> out(vocab);
   // A rare read (after a ranking-only decode): a one-off staging copy where memory is not mapped.
-  vk::download(scratch_->logits, (last_rows_ - 1) * vocab * 4, out.data(), vocab * 4);
+  vk::download(scratch_->logits, *last_row_ * vocab * 4, out.data(), vocab * 4);
   return out;
 }
 
@@ -455,7 +555,8 @@ void LayerStage::record_hidden_out(vk::CommandStream& stream, uint64_t bytes, ui
   stream.release_external(whole(out));
 }
 
-void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot) {
+void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot,
+                              uint32_t logits_row) {
   const LlamaConfig& c = config_;
   const uint32_t e = uint32_t(c.embd), qd = uint32_t(c.heads * c.head_dim), kvd = uint32_t(c.heads_kv * c.head_dim),
                  f = uint32_t(c.ffn), vocab = uint32_t(c.vocab);
@@ -526,6 +627,7 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
   if (rows) {
     ops::MatmulArgs args{rows, vocab, e, whole(s.x), {}, whole(s.logits)};
     args.a_offset = (n - rows) * e;
+    args.c_offset = logits_row * vocab;
     if (fused_steps_ && logits_matmul_->does_fused_steps(args)) {
       args.a_norm = whole(*output_norm_);
       args.norm_eps = eps;
@@ -535,7 +637,9 @@ void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t ro
     }
     const ops::RowChunks& w = output_ ? *output_ : head_embd_ ? *head_embd_ : *token_embd_;
     ops::record_matmul_chunks(*logits_matmul_, stream, args, w);
-    if (top_k) top_k_->record(stream, s.logits, 0, vocab, top_k, {&s.ranked_io.device_buffer(), 0, uint64_t(top_k) * 8});
+    if (top_k)
+      top_k_->record(stream, s.logits, uint64_t(logits_row) * vocab, vocab, top_k,
+                     {&s.ranked_io.device_buffer(), 0, uint64_t(top_k) * 8});
   }
 }
 

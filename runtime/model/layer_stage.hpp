@@ -12,8 +12,10 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -152,6 +154,22 @@ class LayerStage {
                          uint32_t slot = 0, uint64_t ticket = 0, vk::SignalToken ready = {});
   void finish(std::vector<float>* hidden_out);
   bool can_submit_ahead() const noexcept;
+
+  // Greedy decoding ahead on the device, for a stage that holds the whole model (embeds and has
+  // the head): feeds `first`, then steps - 1 more tokens, each the best-ranked token (ties to the
+  // lower id) of the logits before it, in one submission, so no host round trip, wait or wake-up
+  // comes between the tokens. finish() then gives back each step's best logit and id (2 * steps
+  // words into `ranked`, ops::TopK's pairs; the last id is not fed). `steps` is 1..chain_room().
+  void submit_chain(int32_t first, uint32_t steps, uint32_t* ranked);
+  // Most steps a chain can take now: kMaxChain, fewer where the open segment has less room (a
+  // chain never fills the segment, so that take_back can undo any of it), 0 where the stage does
+  // not hold the whole model.
+  uint32_t chain_room() const noexcept;
+  static constexpr uint32_t kMaxChain = 16;
+  // Takes back the last `tokens` tokens fed (fewer than the last chain's steps, which must be the
+  // last piece run): a caller that stopped at a chain's end-of-sequence token or at its own stop.
+  // The last logits become those of the token fed before them.
+  void take_back(uint32_t tokens);
   // The shared slot of the i-th piece of a pipeline run (0 without shared slots).
   uint32_t slot_for(size_t piece) const noexcept { return uint32_t(piece % slot_count()); }
   bool receives_shared() const noexcept { return !slots_.in.empty(); }
@@ -192,10 +210,20 @@ class LayerStage {
     vk::CommandStream* stream;
     HeadOutput head;
     uint32_t n;
+    uint32_t chain;  // steps of a greedy chain (its tokens), 0 for a piece
     double record_s, host_in_s, before_submit_s, submit_s;
     std::chrono::steady_clock::time_point submitted;
   };
-  void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot);
+  // The piece's logits rows go to rows logits_row.. of the logits buffer, its ranking to the ranked buffer.
+  void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot,
+                    uint32_t logits_row = 0);
+  void record_chain(vk::CommandStream& stream, uint32_t steps);
+  // The recording to submit: `cached` when there is one (the layers' state advanced by `tokens`
+  // as recording it would), else one made by `record` into a new stream left in `*keep` for the
+  // caller's cache (when it has room; else into the stage's scratch stream). record_s gets the
+  // recording's host time.
+  vk::CommandStream& recording(vk::CommandStream* cached, std::unique_ptr<vk::CommandStream>* keep, uint32_t tokens,
+                               double& record_s, const std::function<void(vk::CommandStream&)>& record);
   void record_hidden_in(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
   void record_hidden_out(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
   uint32_t timestamp_capacity() const noexcept;
@@ -215,12 +243,16 @@ class LayerStage {
   std::unique_ptr<ops::RowChunks> head_embd_;               // head stage of a tied model not holding token_embd
   std::unique_ptr<ops::Matmul> logits_matmul_;
   std::unique_ptr<ops::TopK> top_k_;  // head stage
-  uint32_t last_rows_ = 0;            // logits rows of the last piece that had some
+  std::optional<uint32_t> last_row_;  // the logits buffer's row of the last token with logits
   std::unique_ptr<Scratch> scratch_;
   std::unique_ptr<vk::CommandStream> stream_;  // for reset() and shapes past the cache's capacity
   // tokens, logits rows, top-k, first segment, ends the segment, shared slot
   using PieceShape = std::tuple<uint32_t, uint32_t, uint32_t, bool, bool, uint32_t>;
   std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
+  // Greedy chains: steps, first segment
+  using ChainShape = std::tuple<uint32_t, bool>;
+  std::map<ChainShape, std::unique_ptr<vk::CommandStream>> chains_;
+  uint32_t chain_left_ = 0;  // tokens of the last chain take_back may still take
   std::vector<BusyInterval>* timeline_ = nullptr;
   std::deque<Pending> pending_;
   std::chrono::steady_clock::time_point last_done_{};  // when the host saw the last piece done

@@ -19,6 +19,9 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
                          const RunnerOptions& options, std::span<const int64_t> layers_per_device)
     : config_((check_llama_weights(weights), weights.config)), options_(options) {
   if (options.max_piece < 1) throw Error("model: max_piece must be >= 1");
+  if (options.greedy_chain > LayerStage::kMaxChain)
+    throw Error("model: greedy_chain must be 0 (the device's choice) to " + std::to_string(LayerStage::kMaxChain) +
+                ", got " + std::to_string(options.greedy_chain));
   if (devices.empty()) throw Error("model: no devices given");
   options_.infini.rope = config_.rope;
   const std::vector<int64_t> counts = layers_per_device.empty()
@@ -199,6 +202,46 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_ranked(std::span<const int32_
   std::vector<uint32_t> pairs(size_t(k) * 2);
   run(tokens, false, k, nullptr, pairs.data());
   return ops::TopK::unpack(pairs.data(), k);
+}
+
+std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_t steps) {
+  if (stages_.size() != 1) throw Error("model: greedy decoding ahead on the device needs the model on one device");
+  if (steps == 0 || steps > greedy_room())
+    throw Error("model: a greedy chain of " + std::to_string(steps) + " steps; this stream takes 1.." +
+                std::to_string(greedy_room()) + " now");
+  std::vector<uint32_t> pairs(size_t(steps) * 2);
+  LayerStage& stage = *stages_.front();
+  stage.submit_chain(first, steps, pairs.data());
+  stage.finish(nullptr);
+  tokens_seen_ += int64_t(steps);
+  std::vector<ops::RankedLogit> out;
+  out.reserve(steps);
+  for (uint32_t i = 0; i < steps; ++i) out.push_back(ops::TopK::unpack(pairs.data() + 2 * i, 1).at(0));
+  return out;
+}
+
+uint32_t LlamaRunner::greedy_chain() const noexcept {
+  if (stages_.size() != 1) return 0;
+  if (options_.greedy_chain) return options_.greedy_chain;
+  return stages_.front()->device().caps().type == vk::DeviceType::Cpu ? 1u : LayerStage::kMaxChain;
+}
+
+uint32_t LlamaRunner::greedy_room() const noexcept {
+  return stages_.size() == 1 ? std::min(greedy_chain(), stages_.front()->chain_room()) : 0;
+}
+
+uint32_t LlamaRunner::greedy_steps(int64_t wanted) const noexcept {
+  if (wanted < 1) return 0;
+  const int64_t most = std::min<int64_t>(greedy_room(), wanted);
+  uint32_t steps = 1;
+  while (int64_t(steps) * 2 <= most) steps *= 2;
+  return steps;
+}
+
+void LlamaRunner::take_back(uint32_t tokens) {
+  if (stages_.size() != 1) throw Error("model: only greedy chains on one device can be taken back");
+  stages_.front()->take_back(tokens);
+  tokens_seen_ -= int64_t(tokens);
 }
 
 std::vector<float> LlamaRunner::last_logits() const { return stages_.back()->last_logits(); }

@@ -44,6 +44,11 @@ struct RunnerOptions {
   // Times every kernel of every piece (dispatch_profile()): serialises the kernels, so a profile's
   // run is not one to take throughput from.
   bool time_kernels = false;
+  // Most tokens greedy decoding feeds per submission on one device (LlamaRunner::forward_greedy),
+  // 1 to LayerStage::kMaxChain; 0: the device's choice (kMaxChain on GPUs, where a submission and
+  // the host's wake-up cost a good part of a small model's token; 1 on CPU drivers, where they
+  // cost nothing next to the token and tokens would arrive in bursts).
+  uint32_t greedy_chain = 0;
   Handoff handoff = Handoff::Auto;  // between the devices of a pipeline (model/handoff.hpp)
   HandoffWait handoff_wait = HandoffWait::Auto;  // who orders each hand-off: the host or the GPU
 };
@@ -74,6 +79,25 @@ class LlamaRunner {
   // their ids, ranked on the device (best first, ties to the lower id): what greedy and top-k
   // sampling need, without reading the whole row back.
   std::vector<ops::RankedLogit> forward_ranked(std::span<const int32_t> tokens, uint32_t k);
+  // Greedy decoding ahead on the device, with no host round trip between tokens: feeds `first`,
+  // then steps - 1 more tokens, each the best-ranked token of the logits before it (ties to the
+  // lower id, as forward_ranked ranks), in one submission. Returns each step's best logit and
+  // id, in order (the last id is not fed). The logits are those forward_ranked gives token by
+  // token. steps: 1..greedy_room(). Several devices: not available (greedy_room() is 0).
+  std::vector<ops::RankedLogit> forward_greedy(int32_t first, uint32_t steps);
+  // Most steps forward_greedy takes now: greedy_chain(), fewer near the end of the open segment
+  // (a chain never fills it).
+  uint32_t greedy_room() const noexcept;
+  // options().greedy_chain resolved for the device (its choice where 0); 0 on several devices.
+  uint32_t greedy_chain() const noexcept;
+  // Steps for the next chain of a greedy decode wanting `wanted` more tokens: the largest power of
+  // two within greedy_room() and `wanted` (so that a stream replays a few recordings); 1: token
+  // by token (forward_ranked) for now; 0 when `wanted` is.
+  uint32_t greedy_steps(int64_t wanted) const noexcept;
+  // Takes back the last `tokens` tokens of the last forward_greedy (fewer than its steps, and
+  // nothing fed since): for a decode that stopped inside a chain. The last logits become those
+  // of the token before them. Throws beyond that, changing nothing.
+  void take_back(uint32_t tokens);
   // The last token's whole logits row after forward_ranked (read from the device). Throws when
   // nothing was fed since the start, reset() or restore_state().
   std::vector<float> last_logits() const;

@@ -325,6 +325,13 @@ std::vector<std::byte> read_bytes(const vk::Buffer& b, uint64_t bytes) {
 }
 }  // namespace
 
+void InfiniAttentionLayer::take_back(uint32_t tokens) {
+  if (tokens > open_)
+    throw Error("infini attention: cannot take back " + std::to_string(tokens) + " tokens of an open segment of " +
+                std::to_string(open_));
+  open_ -= tokens;
+}
+
 void InfiniAttentionLayer::advance(uint32_t tokens) {
   if (tokens > segment_room())
     throw Error("infini attention: " + std::to_string(tokens) + " tokens do not fit the " +

@@ -20,6 +20,10 @@ void add_model_options(CLI::App& app, ModelArgs& args) {
   add_memory_option(app, args.options.memory);
   app.add_option("--max-piece", args.options.max_piece, "Most tokens per device submission (bounds scratch memory)")
       ->check(CLI::Range(1u, 65536u));
+  app.add_option("--greedy-chain", args.options.greedy_chain,
+                 "Greedy decoding: most tokens per device submission, each fed from the one before on the device "
+                 "(1: one per submission; default: 16 on GPUs, 1 on CPU drivers)")
+      ->check(CLI::Range(1u, 16u));
   add_device_options(app, args);
 }
 

@@ -31,6 +31,8 @@ struct BenchOptions {
   // matmul: shapes of the matrix-vector kernel to time, for calls that run it.
   std::vector<ops::VectorTiles> vector_tiles{ops::VectorTiles{}};
   std::vector<ops::AttentionKernel> attention_kernels{ops::AttentionKernel::Auto};
+  // model: greedy decode's most tokens per submission (RunnerOptions::greedy_chain; 0: the device's choice).
+  std::vector<uint32_t> greedy_chains{0};
   // attention: one layer over streams of these lengths.
   std::vector<int64_t> tokens{65536};
   int64_t segment = kDefaultSegment;

@@ -87,6 +87,7 @@ struct ModelChoices {
   ops::AttentionKernel attention;
   ops::VectorTiles vector_tiles;
   ops::MatrixTiles matrix_tiles;
+  uint32_t greedy_chain;  // 0: the device's choice
 };
 
 // One record per kernel (name and grid) of a prefill or of a decode, most time first: its
@@ -100,7 +101,8 @@ void emit_kernel_times(const BenchRun& run, const nlohmann::json& model_record, 
   for (const auto& [kernel, t] : kernels) {
     nlohmann::json r;
     for (const char* key :
-         {"workload", "model", "matmul_kernel", "fused_steps", "attention_kernel", "vector_tiles", "matrix_tiles"})
+         {"workload", "model", "matmul_kernel", "fused_steps", "attention_kernel", "vector_tiles", "matrix_tiles",
+          "greedy_chain"})
       if (model_record.contains(key)) r[key] = model_record[key];
     r["phase"] = "kernel_times";
     r["part"] = part;
@@ -127,6 +129,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   ro.vector_tiles = choice.vector_tiles;
   ro.matrix_tiles = choice.matrix_tiles;
   ro.time_kernels = o.kernel_times;
+  ro.greedy_chain = choice.greedy_chain;
   // Memory figures are summed over the devices the layers are split over (--devices).
   const uint64_t baseline = vk::allocated_bytes(run.devices);
   vk::reset_peaks(run.devices);
@@ -145,12 +148,21 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
     const vk::DispatchProfile after_prefill = runner.dispatch_profile();
     prefill_kernels = after_prefill - before_prefill;
     if (o.decode > 0) {
-      // Greedy decode as `infini run` does it: the argmax is taken on the device.
+      // Greedy decode as `infini run` does it: the argmax is taken on the device, and tokens are
+      // fed from it there in chains where the runner offers them.
       int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
       const model::StageProfile before = runner.profile();
       t0 = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < o.decode; ++i)
-        next = runner.forward_ranked(std::span<const int32_t>(&next, 1), 1).front().id;
+      for (int64_t i = 0; i < o.decode;) {
+        const uint32_t steps = runner.greedy_steps(o.decode - i);
+        if (steps > 1) {
+          next = runner.forward_greedy(next, steps).back().id;
+          i += steps;
+        } else {
+          next = runner.forward_ranked(std::span<const int32_t>(&next, 1), 1).front().id;
+          ++i;
+        }
+      }
       decode_rate.push_back(double(o.decode) / seconds_since(t0));
       decode_profile = runner.profile() - before;
       decode_kernels = runner.dispatch_profile() - after_prefill;
@@ -165,6 +177,8 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   record["attention_kernel"] = ops::attention_kernel_name(choice.attention);
   record["vector_tiles"] = choice.vector_tiles.name();
   record["matrix_tiles"] = choice.matrix_tiles.name();
+  // Most decode tokens per submission, as the runner resolved it (1: a submission per token).
+  record["greedy_chain"] = std::max<uint32_t>(runner.greedy_chain(), 1);
   // How long the host polls before it sleeps in a wait (vk/host_wait.hpp; INFINI_WAIT_SPIN_US).
   record["wait_spin_us"] = int64_t(run.device.wait_spin().count());
   if (o.kernel_times) record["kernel_times"] = true;  // its kernels ran one at a time: not a throughput figure
@@ -221,7 +235,9 @@ void bench_model(BenchRun& run) {
     for (const ops::MatmulKernel kernel : o.matmul_kernels)
       for (const bool fused : o.fused_steps)
         for (const ops::VectorTiles& vt : o.vector_tiles)
-          for (const ops::MatrixTiles& mt : o.matrix_tiles) prefill_decode(run, bm, split, {kernel, fused, attention, vt, mt});
+          for (const ops::MatrixTiles& mt : o.matrix_tiles)
+            for (const uint32_t chain : o.greedy_chains)
+              prefill_decode(run, bm, split, {kernel, fused, attention, vt, mt, chain});
 
   if (o.stream_tokens.empty()) return;
   // Streams on the first --matmul-kernel, --fused-steps, --attention-kernel, --vector-tiles and --matrix-tiles.

@@ -7,6 +7,7 @@
 
 #include "bench.hpp"
 #include "model/handoff.hpp"
+#include "model/layer_stage.hpp"
 #include "command.hpp"
 #include "split_list.hpp"
 #include "infini/context.hpp"
@@ -79,6 +80,7 @@ struct Args {
   std::string vector_tiles = "auto";
   std::string attention_kernels = "auto";
   std::string fused_steps = "on";
+  std::string greedy_chains = "auto";
   std::string tokens = "65536";
   ModelArgs devices;  // --device, --devices, --split
 };
@@ -114,6 +116,15 @@ int run_bench(Args& args) {
       args.fused_steps,
       [](std::string_view v) { return v == "on" || v == "off" ? std::optional<bool>(v == "on") : std::nullopt; },
       "--fused-steps takes on and/or off");
+  args.options.greedy_chains = parse_each<uint32_t>(
+      args.greedy_chains,
+      [](std::string_view v) -> std::optional<uint32_t> {
+        if (v == "auto") return 0u;
+        for (uint32_t n = 1; n <= model::LayerStage::kMaxChain; ++n)
+          if (v == std::to_string(n)) return n;
+        return std::nullopt;
+      },
+      "--greedy-chain takes auto and/or tokens per submission from 1 to " + std::to_string(model::LayerStage::kMaxChain));
   args.options.tokens.clear();
   for (const auto& t : split_list(args.tokens)) {
     char* end = nullptr;
@@ -128,6 +139,7 @@ int run_bench(Args& args) {
                                     std::pair{"--vector-tiles", args.options.vector_tiles.empty()},
                                     std::pair{"--attention-kernel", args.options.attention_kernels.empty()},
                                     std::pair{"--fused-steps", args.options.fused_steps.empty()},
+                                    std::pair{"--greedy-chain", args.options.greedy_chains.empty()},
                                     std::pair{"--tokens", args.options.tokens.empty()}})
     if (empty) throw Error(std::string(flag) + " needs at least one value");
   auto wanted = split_list(args.workloads);
@@ -184,6 +196,8 @@ const RegisterCommand registration{
       app.add_option("--attention-kernel", args->attention_kernels, "attention, and model (its attention layers): kernels to time in the same run: auto, tiled, rows, coopmat (matrix units), coopmat-emulated (slow)")
           ->capture_default_str();
       app.add_option("--fused-steps", args->fused_steps, "model: on, off or both: decode on the vector kernel runs the norms, the SwiGLU and the biases inside the projections' passes, and on the tiled attention RoPE, the cache append and the merge inside the attention's, or all as dispatches of their own (timed in the same run)")
+          ->capture_default_str();
+      app.add_option("--greedy-chain", args->greedy_chains, "model: greedy decode's most tokens per device submission, each fed from the one before on the device, to time in the same run: auto (16 on GPUs, 1 on CPU drivers) and/or 1 to 16 (1: a submission and a read-back per token, as llama.cpp's tg does)")
           ->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")

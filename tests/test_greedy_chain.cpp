@@ -1,0 +1,206 @@
+// Greedy decoding ahead on the device (LlamaRunner::forward_greedy): a chain of tokens, each the
+// argmax of the logits before it, fed in one submission, against token-by-token decode with the
+// ranking read back (forward_ranked, itself tested against whole rows): the same ids and the same
+// logits bit for bit, across segment boundaries, with the host's memory mapped and staged; and
+// take_back, which must leave the stream exactly as if the tokens taken back had never been fed;
+// and Session::generate on chains, which must stop where token by token stops.
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gpu_fixture.hpp"
+#include "infini/error.hpp"
+#include "infini/session.hpp"
+#include "model/llama_runner.hpp"
+#include "temp_model.hpp"
+#include "tiny_llama.hpp"
+
+namespace infini::test {
+namespace {
+
+using model::LlamaRunner;
+using model::RunnerOptions;
+using testing::TinyLlama;
+using testing::TinyLlamaSpec;
+
+const std::vector<int32_t> kPrompt = {3, 17, 42, 0, 49};
+
+RunnerOptions chain_options(uint32_t chain) {
+  RunnerOptions o;
+  o.infini.segment = 12;  // chains of 8, 2 and 1 at the segment's start, and crossings
+  o.infini.memory = true;
+  o.greedy_chain = chain;
+  return o;
+}
+
+TinyLlamaSpec spec() {
+  TinyLlamaSpec s;
+  s.type = ElementType::F16;
+  s.seed = 11;
+  return s;
+}
+
+// `count` greedy tokens after the prompt, token by token: each step's best (logit, id).
+std::vector<ops::RankedLogit> step_by_step(LlamaRunner& runner, int32_t first, size_t count) {
+  std::vector<ops::RankedLogit> out;
+  int32_t next = first;
+  while (out.size() < count) {
+    out.push_back(runner.forward_ranked(std::span<const int32_t>(&next, 1), 1).at(0));
+    next = out.back().id;
+  }
+  return out;
+}
+
+int32_t best_of(const std::vector<float>& logits) {
+  return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+TEST_CASE_METHOD(GpuTest, "greedy chains on the device decode as token by token does, bit for bit", "[gpu][model]") {
+  TinyLlama tiny(spec());
+  LlamaRunner by_token(dev(), tiny.weights, chain_options(1));
+  // Where device memory is not mapped, the chain's inputs and rankings are staged.
+  const bool staged = GENERATE(false, true);
+  INFO("staged host memory: " << staged);
+  vk::DeviceOptions options;
+  options.discrete_memory = staged;
+  const std::unique_ptr<vk::Device> device = open_second_device(options);
+  LlamaRunner chained(*device, tiny.weights, chain_options(8));
+
+  const int32_t first = best_of(by_token.forward(kPrompt, false));
+  CHECK(best_of(chained.forward(kPrompt, false)) == first);
+  constexpr size_t kDecode = 40;  // three segment boundaries
+  const std::vector<ops::RankedLogit> want = step_by_step(by_token, first, kDecode);
+  int32_t next = first;
+  size_t done = 0, chains = 0;
+  while (done < kDecode) {
+    const uint32_t steps = chained.greedy_steps(int64_t(kDecode - done));
+    REQUIRE(steps >= 1);
+    CHECK((steps == 1 || steps <= chained.greedy_room()));
+    CHECK((steps & (steps - 1)) == 0);  // powers of two: a stream replays a few recordings
+    std::vector<ops::RankedLogit> got;
+    if (steps > 1) {
+      got = chained.forward_greedy(next, steps);
+      ++chains;
+    } else {
+      got = chained.forward_ranked(std::span<const int32_t>(&next, 1), 1);
+    }
+    REQUIRE(got.size() == steps);
+    for (uint32_t i = 0; i < steps; ++i) {
+      INFO("token " << done + i);
+      CHECK(got[i].id == want[done + i].id);
+      CHECK(got[i].logit == want[done + i].logit);
+    }
+    done += steps;
+    next = got.back().id;
+    CHECK(chained.tokens_seen() == by_token.tokens_seen() - int64_t(kDecode - done));
+  }
+  CHECK(chains >= 4);
+  CHECK(chained.last_logits() == by_token.last_logits());
+  // What comes after: the same stream state (memory written at each boundary from the cache).
+  CHECK(chained.forward(kPrompt, true) == by_token.forward(kPrompt, true));
+}
+
+TEST_CASE_METHOD(GpuTest, "taking back a chain's last tokens leaves the stream as if never fed", "[gpu][model]") {
+  TinyLlama tiny(spec());
+  LlamaRunner chained(dev(), tiny.weights, chain_options(8));
+  LlamaRunner by_token(dev(), tiny.weights, chain_options(1));
+  const int32_t first = best_of(chained.forward(kPrompt, false));
+  by_token.forward(kPrompt, false);
+  REQUIRE(chained.greedy_room() == 6);  // 12 - 5 tokens, less the one a chain never takes
+  CHECK(chained.greedy_steps(100) == 4);
+  const std::vector<ops::RankedLogit> got = chained.forward_greedy(first, 6);
+  const uint32_t keep = GENERATE(1u, 3u, 6u);
+  INFO("keeping " << keep << " of 6");
+  chained.take_back(6 - keep);
+  CHECK(chained.tokens_seen() == int64_t(kPrompt.size() + keep));
+  // By token: the chain's first `keep` tokens.
+  const std::vector<ops::RankedLogit> want = step_by_step(by_token, first, keep);
+  CHECK(want.back().id == got[keep - 1].id);
+  CHECK(chained.last_logits() == by_token.last_logits());
+  CHECK_THROWS_WITH(chained.take_back(6), Catch::Contains("cannot take back"));
+  // Then other tokens, across two segment boundaries: the taken-back cache rows are overwritten.
+  std::vector<int32_t> more(20);
+  for (size_t i = 0; i < more.size(); ++i) more[i] = int32_t((i * 7 + 3) % tiny.weights.config.vocab);
+  CHECK(chained.forward(more, true) == by_token.forward(more, true));
+  CHECK(chained.tokens_seen() == by_token.tokens_seen());
+  // Only a chain's own tokens, with nothing fed since, can be taken back.
+  CHECK_THROWS_WITH(chained.take_back(1), Catch::Contains("cannot take back"));
+}
+
+TEST_CASE_METHOD(GpuTest, "greedy chains refuse what they cannot do", "[gpu][model]") {
+  TinyLlama tiny(spec());
+  LlamaRunner chained(dev(), tiny.weights, chain_options(8));
+  chained.forward(kPrompt, false);
+  CHECK_THROWS_WITH(chained.forward_greedy(3, 7), Catch::Contains("takes 1..6"));
+  CHECK_THROWS_WITH(chained.forward_greedy(3, 0), Catch::Contains("takes 1..6"));
+  CHECK_THROWS_WITH(chained.forward_greedy(-1, 2), Catch::Contains("outside the vocabulary"));
+  CHECK(chained.tokens_seen() == int64_t(kPrompt.size()));
+  CHECK_THROWS_WITH(LlamaRunner(dev(), tiny.weights, chain_options(17)), Catch::Contains("greedy_chain"));
+  // The device's own choice: a chain per token on CPU drivers, 16 elsewhere.
+  LlamaRunner automatic(dev(), tiny.weights, chain_options(0));
+  automatic.forward(kPrompt, false);
+  const bool cpu = dev().caps().type == vk::DeviceType::Cpu;
+  CHECK(automatic.greedy_room() == (cpu ? 1u : 6u));
+  // Near the segment's end a chain has no room: the segment's last token is fed alone.
+  std::vector<int32_t> fill(6, 5);
+  chained.forward(fill, false);
+  CHECK(chained.greedy_room() == 0);
+  CHECK(chained.greedy_steps(10) == 1);
+  CHECK(chained.greedy_steps(0) == 0);
+}
+
+// Greedy generation through the API with chains of up to 8 and with one token per submission:
+// the same tokens, the same stops (at the end-of-sequence token, found by trying seeds of a
+// small vocabulary, and at each place a callback can stop), and the same stream after them.
+TEST_CASE("greedy generation in chains stops where token by token stops", "[api][gpu]") {
+  Context context;
+  const std::vector<int32_t> prompt = {1, 5, 9};
+  const std::vector<int32_t> after = {7, 3, 11, 4, 20, 6, 8, 13, 9, 10, 12, 5, 14};  // crosses a boundary
+  bool stopped_at_eos = false;
+  for (uint64_t seed = 1; seed <= 40 && !stopped_at_eos; ++seed) {
+    model::RandomLlamaOptions o;
+    o.vocab = 24;  // the end-of-sequence token (2) comes up within a few dozen tokens for some seed
+    o.embd = 32;
+    o.ffn = 64;
+    o.segment = 12;
+    o.seed = seed;
+    TempModel file(o, "infini-chain-generate.gguf");
+    const Model by_token(context, file.path, {.greedy_chain = 1});
+    const Model chained(context, file.path, {.greedy_chain = 8});
+    Session a(by_token), b(chained);
+    a.feed(prompt);
+    b.feed(prompt);
+    const std::vector<int32_t> want = a.generate(30, {.temperature = 0});
+    std::vector<int32_t> seen;
+    const std::vector<int32_t> got = b.generate(30, {.temperature = 0}, [&](int32_t t, std::string_view) {
+      seen.push_back(t);
+      return true;
+    });
+    INFO("seed " << seed);
+    CHECK(got == want);
+    CHECK(seen == got);
+    CHECK(b.tokens_seen() == a.tokens_seen());
+    CHECK(b.feed_all(after) == a.feed_all(after));
+    stopped_at_eos = want.size() >= 2 && want.size() < 30;
+    if (!stopped_at_eos) continue;
+    // A callback stopping after each of the tokens: that token is the last fed, in both.
+    for (size_t stop = 1; stop <= want.size(); ++stop) {
+      INFO("stopping after " << stop);
+      a.reset();
+      b.reset();
+      a.feed(prompt);
+      b.feed(prompt);
+      auto stop_after = [&, n = size_t(0)](int32_t, std::string_view) mutable { return ++n < stop; };
+      const std::vector<int32_t> a_got = a.generate(30, {.temperature = 0}, stop_after);
+      CHECK(b.generate(30, {.temperature = 0}, stop_after) == a_got);
+      CHECK(a_got.size() == stop);
+      CHECK(b.tokens_seen() == a.tokens_seen());
+      CHECK(b.feed_all(after) == a.feed_all(after));
+    }
+  }
+  CHECK(stopped_at_eos);
+}
+
+}  // namespace
+}  // namespace infini::test
