@@ -85,6 +85,14 @@ with tempfile.TemporaryDirectory() as tmp:
         code, _, err = chat_run(args)
         check(code != 0 and len(err.strip().splitlines()) == 1 and phrase in err, f"chat error: {code} {err!r}")
 
+    # Greedy generation decoding chains of tokens on the device prints what token by token does
+    # (the same bytes, whatever they are for a random model).
+    greedy = [INFINI, "run", "-m", direct, "-p", "Once upon a time", "-n", "20", "--temp", "0", "--quiet"]
+    by_token = subprocess.run(greedy + ["--greedy-chain", "1"], capture_output=True)
+    chained = subprocess.run(greedy + ["--greedy-chain", "8"], capture_output=True)
+    check(by_token.returncode == 0 and chained.returncode == 0 and by_token.stdout == chained.stdout
+          and len(by_token.stdout) > 0, f"run --greedy-chain: {by_token.stdout!r} vs {chained.stdout!r} {chained.stderr!r}")
+
     # Bad input: one line on stderr and a non-zero exit.
     missing = os.path.join(tmp, "missing.gguf")
     for args in (["tokenize", "-m", missing, "--text", "x"],
@@ -93,7 +101,8 @@ with tempfile.TemporaryDirectory() as tmp:
                  ["quantize", missing, quantized, "--type", "q4_k_m"],
                  ["quantize", f32, quantized, "--type", "q3_k"],
                  ["make-model", "--out", quantized, "--tokenizer", "gpt2", "--vocab", "100"],
-                 ["make-model", "--out", quantized, "--tokenizer", "wordpiece"]):
+                 ["make-model", "--out", quantized, "--tokenizer", "wordpiece"],
+                 ["run", "-m", direct, "-p", "x", "--greedy-chain", "17"]):
         r = run(args)
         check(is_one_line_error(r), f"{' '.join(args[:3])}: expected a one-line error, got {r.returncode} {r.stderr!r}")
 
