@@ -84,7 +84,7 @@ def handoff_label(r):
 
 
 def pipeline_row(r):
-    return [r.get("devices", ""), handoff_label(r), spread(r, "prefill_tokens_per_s"),
+    return [r.get("devices", ""), handoff_label(r), num(r.get("greedy_chain")), spread(r, "prefill_tokens_per_s"),
             num(r.get("prefill_ratio_to_first")), num(r.get("decode_tokens_per_s")), num(r.get("decode_ratio_to_first"))]
 
 
@@ -127,7 +127,7 @@ TABLES = [
     ("Model: late stream against fresh (interleaved)", ["file", "position", "late / early"],
      lambda r: r["workload"] == "model" and r.get("phase") == "stream_interleaved",
      lambda r: [[os.path.basename(r.get("model", "")), num(r.get("late_position")), num(r.get("late_over_early"))]]),
-    ("Pipeline", ["devices", "hand-off", "prefill tokens/s", "ratio", "decode tokens/s", "ratio"],
+    ("Pipeline", ["devices", "hand-off", "greedy chain", "prefill tokens/s", "ratio", "decode tokens/s", "ratio"],
      lambda r: r["workload"] == "pipeline" and "phase" not in r, lambda r: [pipeline_row(r)]),
     ("Pipeline: per stage and piece (us)",
      ["devices", "hand-off", "phase", "stage", "wall", "device", "submit and wake", "queued", "thread wake",

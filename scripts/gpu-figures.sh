@@ -92,9 +92,12 @@ for t in q8_0 q4_k_m; do
 done
 step "several logical devices on the one card: the pipeline's cost and where each hand-off's time goes, the host or the GPU ordering the stages"
 $infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --handoffs host,host-memory,device-memory \
-  --handoff-waits host,auto --prefill 8192 --decode 32 --repeat 3
+  --handoff-waits host,auto --prefill 8192 --decode 32 --repeat 3 --greedy-chain 1
 $infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0 --handoffs device-memory \
-  --handoff-waits timeline,sync-file --prefill 8192 --decode 128 --repeat 3
+  --handoff-waits timeline,sync-file --prefill 8192 --decode 128 --repeat 3 --greedy-chain 1
+step "greedy chains over the pipeline: each token back to the first device round a ring of shared memory and signals (issue 35's decode)"
+$infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --handoffs device-memory \
+  --handoff-waits auto --prefill 2048 --decode 128 --repeat 3 --greedy-chain 1,auto
 if [ -x .peer/run_peer.sh ]; then
   step "peer: llama.cpp Vulkan and infini on plain Llama files of the same shapes (llama.cpp does not load Infini tensors)"
   $infini make-model --out "$models/p155.gguf" --vocab 32000 --embd 1024 --layers 8 --heads 16 --kv-heads 4 --ffn 2816 --dtype f16 --no-infini

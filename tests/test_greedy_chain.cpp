@@ -15,6 +15,7 @@
 #include "model/llama_runner.hpp"
 #include "temp_model.hpp"
 #include "tiny_llama.hpp"
+#include "vk/shared_buffer.hpp"
 
 namespace infini::test {
 namespace {
@@ -148,6 +149,85 @@ TEST_CASE_METHOD(GpuTest, "greedy chains refuse what they cannot do", "[gpu][mod
   CHECK(chained.greedy_room() == 0);
   CHECK(chained.greedy_steps(10) == 1);
   CHECK(chained.greedy_steps(0) == 0);
+}
+
+std::vector<vk::Device*> raw(const std::vector<std::unique_ptr<vk::Device>>& devices) {
+  std::vector<vk::Device*> out;
+  for (const auto& d : devices) out.push_back(d.get());
+  return out;
+}
+
+// Over several devices, each step's best id goes back from the head's device to the embedding's
+// through shared memory and a shared signal (the token ring), where the driver shares both (Mesa
+// 26's lavapipe: sync files); elsewhere decode goes token by token and chains are refused.
+TEST_CASE_METHOD(GpuTest, "greedy chains over several devices pass each token back on the devices", "[gpu][multi]") {
+  TinyLlamaSpec sp = spec();
+  sp.layers = 3;
+  TinyLlama tiny(sp);
+  const size_t count = GENERATE(2u, 3u);
+  const bool discrete = count == 3;  // staged host memory: each step's ranking downloaded at its own offset
+  INFO(count << " devices" << (discrete ? ", acting as discrete GPUs" : ""));
+  std::vector<std::unique_ptr<vk::Device>> devices;
+  for (size_t i = 0; i < count; ++i)
+    devices.push_back(open_second_device({.disk_pipeline_cache = false, .discrete_memory = discrete}));
+  RunnerOptions o = chain_options(8);
+  o.handoff = model::Handoff::DeviceMemory;
+  if (!vk::can_share(vk::SharingKind::DeviceMemory, *devices[0], *devices[1])) {
+    WARN("this driver cannot share device memory: path not run");
+    return;
+  }
+  LlamaRunner chained(raw(devices), tiny.weights, o);
+  o.greedy_chain = 1;
+  LlamaRunner by_token(raw(devices), tiny.weights, o);
+  REQUIRE(chained.stages().size() == count);
+  const int32_t first = best_of(chained.forward(kPrompt, false));
+  CHECK(best_of(by_token.forward(kPrompt, false)) == first);
+  const bool device_waits = chained.handoff_waits().front() != model::HandoffWait::Host;
+  if (!device_waits) {
+    CHECK(chained.greedy_chain() == 0);
+    CHECK(chained.greedy_steps(8) == 1);
+    CHECK_THROWS_WITH(chained.forward_greedy(first, 2), Catch::Contains("pass tokens back"));
+    WARN("this driver shares no signal between these devices: chains over them not run");
+    return;
+  }
+  REQUIRE(chained.greedy_chain() == 8);
+  constexpr size_t kDecode = 30;  // across segment boundaries, in chains of 4 and 2 and single steps
+  const std::vector<ops::RankedLogit> want = step_by_step(by_token, first, kDecode);
+  int32_t next = first;
+  size_t done = 0, chains = 0;
+  while (done < kDecode) {
+    const uint32_t steps = chained.greedy_steps(int64_t(kDecode - done));
+    std::vector<ops::RankedLogit> got;
+    if (steps > 1) {
+      got = chained.forward_greedy(next, steps);
+      ++chains;
+    } else {
+      got = chained.forward_ranked(std::span<const int32_t>(&next, 1), 1);
+    }
+    REQUIRE(got.size() == steps);
+    for (uint32_t i = 0; i < steps; ++i) {
+      INFO("token " << done + i);
+      CHECK(got[i].id == want[done + i].id);
+      CHECK(got[i].logit == want[done + i].logit);
+    }
+    done += steps;
+    next = got.back().id;
+  }
+  CHECK(chains >= 4);
+  CHECK(chained.last_logits() == by_token.last_logits());
+  // A chain taken back in part on every stage, then more tokens: the same stream.
+  const std::span<const int32_t> one(kPrompt.data(), 1);
+  while (chained.greedy_room() < 4) {
+    chained.forward(one, false);
+    by_token.forward(one, false);
+  }
+  const std::vector<ops::RankedLogit> ahead = chained.forward_greedy(next, chained.greedy_room());
+  const uint32_t keep = 2;
+  chained.take_back(uint32_t(ahead.size()) - keep);
+  CHECK(step_by_step(by_token, next, keep).back().id == ahead[keep - 1].id);
+  CHECK(chained.last_logits() == by_token.last_logits());
+  CHECK(chained.forward(kPrompt, true) == by_token.forward(kPrompt, true));
+  CHECK(chained.tokens_seen() == by_token.tokens_seen());
 }
 
 // Greedy generation through the API with chains of up to 8 and with one token per submission:

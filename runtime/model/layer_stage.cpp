@@ -104,8 +104,8 @@ struct LayerStage::Kernels {
 struct LayerStage::Scratch {
   std::vector<vk::StagedBuffer> position_io;  // the open segment's length when the piece runs (one word)
   std::vector<vk::StagedBuffer> ids_io;       // token ids (the embedding stage)
-  // A greedy chain's open lengths (one per step) and rankings (one best pair per step): the stage
-  // holding the whole model only.
+  // A greedy chain's open lengths (one per step; the stage holding the whole model) and rankings
+  // (one best pair per step; the head stage).
   std::unique_ptr<vk::StagedBuffer> chain_positions_io, chain_ranked_io;
   vk::StagedBuffer x_io, logits_io, ranked_io;
   const vk::Buffer &x, &logits;
@@ -133,12 +133,12 @@ struct LayerStage::Scratch {
       ids_io.push_back(staged(d, embeds ? p : 1, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None,
                               "token ids"));
     }
-    if (embeds && head) {
+    if (embeds && head)
       chain_positions_io = std::make_unique<vk::StagedBuffer>(
           staged(d, LayerStage::kMaxChain, vk::StagingDirection::ToDevice, "chain open tokens"));
+    if (head)
       chain_ranked_io = std::make_unique<vk::StagedBuffer>(
           staged(d, LayerStage::kMaxChain * 2, vk::StagingDirection::FromDevice, "chain ranked logits"));
-    }
     if (!qk_norm) return;
     q_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads * c.head_dim, "q normed"));
     k_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads_kv * c.head_dim, "k normed"));
@@ -284,12 +284,13 @@ void LayerStage::run(std::span<const int32_t> tokens, std::span<const float> hid
 }
 
 void LayerStage::release_next(uint64_t ticket) noexcept {
-  if (!slots_.ready_out) return;
+  if (!slots_.ready_out && !slots_.token_ready_out) return;
   try {
     device_.wait_idle();
   } catch (const std::exception&) {  // a lost device signals nothing more either
   }
-  slots_.ready_out->release(ticket);
+  if (slots_.ready_out) slots_.ready_out->release(ticket);
+  if (slots_.token_ready_out) slots_.token_ready_out->release(ticket);
 }
 
 bool LayerStage::can_submit_ahead() const noexcept {
@@ -299,7 +300,7 @@ bool LayerStage::can_submit_ahead() const noexcept {
   // piece before still to be read.
   const Pending& last = pending_.back();
   return pending_.size() < slot_count() && (embeds() || receives_shared()) && (has_head() || sends_shared()) &&
-         last.head.rows == 0 && last.head.top_k == 0;
+         ((last.head.rows == 0 && last.head.top_k == 0) || last.chain_row != 0);
 }
 
 vk::CommandStream& LayerStage::recording(vk::CommandStream* cached, std::unique_ptr<vk::CommandStream>* keep,
@@ -320,7 +321,8 @@ vk::CommandStream& LayerStage::recording(vk::CommandStream* cached, std::unique_
 }
 
 vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<const float> hidden_in,
-                                   const HeadOutput& head, uint32_t slot, uint64_t ticket, vk::SignalToken ready) {
+                                   const HeadOutput& head, uint32_t slot, uint64_t ticket, vk::SignalToken ready,
+                                   ChainStep* chain) {
   using Clock = std::chrono::steady_clock;
   const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const auto t0 = Clock::now();
@@ -341,15 +343,26 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     throw Error("model: a piece handed on through a shared signal needs its ticket");
   if (slots_.ready_in && ready.ticket() != ticket)
     throw Error("model: piece " + std::to_string(ticket) + " came without the signal of the stage before it");
+  // A chain step after the first takes its token from the ring on the embedding stage.
+  const bool from_ring = chain && chain->index > 0 && embeds();
+  if (chain && (n != 1 || (has_head() && (rows != 1 || top_k != 1 || !head.ranked)) || chain->index >= kMaxChain ||
+                ((embeds() || has_head()) && !on_token_ring())))
+    throw Error("model: a greedy chain's step is one token through stages on the token ring, ranked by its best logit");
+  if (from_ring && chain->token_ready.ticket() == 0)
+    throw Error("model: chain step " + std::to_string(chain->index) + " came without the ring's signal");
   Scratch& s = *scratch_;
   const auto h0 = Clock::now();
-  if (embeds()) s.ids_io[slot].write(0, tokens.data(), tokens.size_bytes());
-  else if (!receives_shared()) s.x_io.write(0, hidden_in.data(), hidden_bytes);
+  if (embeds()) {
+    if (!from_ring) s.ids_io[slot].write(0, tokens.data(), tokens.size_bytes());
+  } else if (!receives_shared()) {
+    s.x_io.write(0, hidden_in.data(), hidden_bytes);
+  }
   const double host_in_s = seconds(h0, Clock::now());
   const ops::InfiniAttentionLayer& first = *layers_.front().attention;
   const uint32_t open = first.open_tokens();
   s.position_io[slot].write(0, &open, 4);
-  const PieceShape shape{n, rows, top_k, first.segments_written() == 0, n == first.segment_room(), slot};
+  const uint32_t chain_row = chain ? chain->index + 1 : 0;
+  const PieceShape shape{n, rows, top_k, first.segments_written() == 0, n == first.segment_room(), slot, chain_row};
   double record_s = 0;
   const auto cached = recorded_.find(shape);
   std::unique_ptr<vk::CommandStream> fresh;
@@ -358,14 +371,16 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
                                       [&](vk::CommandStream& stream) {
     stream.timestamp("start");
     s.position_io[slot].record_upload(stream, 4);
-    if (embeds()) s.ids_io[slot].record_upload(stream, uint64_t(n) * 4);
+    if (from_ring) record_chain_step_in(stream, chain->index, slot);
+    else if (embeds()) s.ids_io[slot].record_upload(stream, uint64_t(n) * 4);
     else record_hidden_in(stream, hidden_bytes, slot);
     stream.timestamp("inputs");
     stream.time_dispatches(time_kernels_);
-    record_piece(stream, n, rows, top_k, slot);
+    record_piece(stream, n, rows, top_k, slot, chain && has_head() ? chain->index : 0);
     stream.time_dispatches(false);
     stream.timestamp("outputs");
-    if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
+    if (chain && has_head()) record_chain_step_out(stream, chain->index, slot);
+    else if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
     else if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
     if (!has_head()) record_hidden_out(stream, hidden_bytes, slot);
     stream.timestamp("end");
@@ -373,18 +388,23 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
   if (fresh) recorded_.emplace(shape, std::move(fresh));
   // The piece's hidden states come from (and go to) a device that the GPU orders this one after
   // (before): the submission waits for them there, and signals when its own are ready.
+  // A chain step's token comes the same way from the head stage round the ring (the embedding
+  // stage, which receives no hidden states), and goes back from the head stage (which passes none on).
+  vk::SharedSignal* const wait_on = slots_.ready_in ? slots_.ready_in : from_ring ? slots_.token_ready_in : nullptr;
+  vk::SharedSignal* const signal_to =
+      slots_.ready_out ? slots_.ready_out : chain && has_head() ? slots_.token_ready_out : nullptr;
   std::array<vk::SemaphoreValue, 1> waits, signals;
-  const size_t wait_count = slots_.ready_in ? 1 : 0, signal_count = slots_.ready_out ? 1 : 0;
-  if (slots_.ready_in) waits[0] = slots_.ready_in->wait(std::move(ready), slot);
-  if (slots_.ready_out) signals[0] = slots_.ready_out->signal(ticket);
+  const size_t wait_count = wait_on ? 1 : 0, signal_count = signal_to ? 1 : 0;
+  if (wait_on) waits[0] = wait_on->wait(slots_.ready_in ? std::move(ready) : std::move(chain->token_ready), slot);
+  if (signal_to) signals[0] = signal_to->signal(ticket);
   const auto t_submit = Clock::now();
   ran->submit(std::span(waits).first(wait_count), std::span(signals).first(signal_count));
   const auto t_submitted = Clock::now();
-  pending_.push_back({ran, head, n, 0, record_s, host_in_s, seconds(t0, t_submitted), seconds(t_submit, t_submitted),
-                      t_submit});
-  if (!slots_.ready_out) return {};
+  pending_.push_back({ran, head, n, 0, chain_row, record_s, host_in_s, seconds(t0, t_submitted),
+                      seconds(t_submit, t_submitted), t_submit});
+  if (!signal_to) return {};
   try {
-    vk::SignalToken handed = slots_.ready_out->handed(ticket);
+    vk::SignalToken handed = signal_to->handed(ticket);
     // Exporting a sync file is submission work too (and some drivers wait for the piece there).
     const auto t_handed = Clock::now();
     pending_.back().before_submit_s = seconds(t0, t_handed);
@@ -396,7 +416,7 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     pending_.pop_back();
     try {
       device_.wait_idle();
-      slots_.ready_out->renew();
+      signal_to->renew();
     } catch (const std::exception&) {  // the first failure is the one to report
     }
     throw;
@@ -404,7 +424,6 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
 }
 
 uint32_t LayerStage::chain_room() const noexcept {
-  if (!embeds() || !has_head()) return 0;
   const uint32_t room = segment_room();
   return room <= 1 ? 0 : std::min({kMaxChain, max_piece_, room - 1});
 }
@@ -413,6 +432,7 @@ void LayerStage::submit_chain(int32_t first, uint32_t steps, uint32_t* ranked) {
   using Clock = std::chrono::steady_clock;
   const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const auto t0 = Clock::now();
+  if (!embeds() || !has_head()) throw Error("model: a chain in one submission needs the whole model on one device");
   if (steps == 0 || steps > chain_room())
     throw Error("model: a greedy chain of " + std::to_string(steps) + " steps; " + describe() + " takes 1.." +
                 std::to_string(chain_room()) + " now");
@@ -440,8 +460,8 @@ void LayerStage::submit_chain(int32_t first, uint32_t steps, uint32_t* ranked) {
   const auto t_submit = Clock::now();
   ran.submit();
   const auto t_submitted = Clock::now();
-  pending_.push_back({&ran, HeadOutput{1, nullptr, 1, ranked}, 1, steps, record_s, host_in_s, seconds(t0, t_submitted),
-                      seconds(t_submit, t_submitted), t_submit});
+  pending_.push_back({&ran, HeadOutput{1, nullptr, 1, ranked}, 1, steps, 0, record_s, host_in_s,
+                      seconds(t0, t_submitted), seconds(t_submit, t_submitted), t_submit});
 }
 
 void LayerStage::record_chain(vk::CommandStream& stream, uint32_t steps) {
@@ -469,6 +489,25 @@ void LayerStage::record_chain(vk::CommandStream& stream, uint32_t steps) {
   stream.timestamp("outputs");
   s.chain_ranked_io->record_download(stream, uint64_t(steps) * 8);
   stream.timestamp("end");
+}
+
+void LayerStage::record_chain_step_in(vk::CommandStream& stream, uint32_t index, uint32_t slot) {
+  // The head stage's best id of the step before, from the ring slot it used, as this step's token.
+  const vk::Buffer& token = *slots_.token_in[(index - 1) % slots_.token_in.size()];
+  stream.acquire_external(whole(token));
+  stream.copy({&token, 0, 4}, {&scratch_->ids_io[slot].device_buffer(), 0, 4});
+}
+
+void LayerStage::record_chain_step_out(vk::CommandStream& stream, uint32_t index, uint32_t slot) {
+  // The step's best pair kept for the host, its id sent round the ring to the next step.
+  Scratch& s = *scratch_;
+  const vk::Buffer& ranked = s.ranked_io.device_buffer();
+  const uint64_t at = uint64_t(index) * 8;
+  stream.copy({&ranked, 0, 8}, {&s.chain_ranked_io->device_buffer(), at, 8});
+  s.chain_ranked_io->record_download(stream, 8, at);
+  const vk::Buffer& token = *slots_.token_out[slot % slots_.token_out.size()];
+  stream.copy({&ranked, 4, 4}, {&token, 0, 4});
+  stream.release_external(whole(token));
 }
 
 void LayerStage::take_back(uint32_t tokens) {
@@ -513,11 +552,12 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
     timeline_->push_back({end - device_s, end});
   }
   const uint32_t rows = p.head.rows, top_k = p.head.top_k;
-  if (rows) last_row_ = p.chain ? p.chain - 1 : rows - 1;
+  if (rows) last_row_ = p.chain ? p.chain - 1 : p.chain_row ? p.chain_row - 1 : rows - 1;
   chain_left_ = p.chain ? p.chain - 1 : 0;
   Scratch& s = *scratch_;
   const auto h1 = Clock::now();
   if (p.chain) s.chain_ranked_io->read(0, p.head.ranked, uint64_t(p.chain) * 8);
+  else if (p.chain_row && has_head()) s.chain_ranked_io->read(uint64_t(p.chain_row - 1) * 8, p.head.ranked, 8);
   else if (top_k) s.ranked_io.read(0, p.head.ranked, uint64_t(top_k) * 8);
   else if (rows) s.logits_io.read(0, p.head.logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
   if (hidden_out) {

@@ -115,10 +115,17 @@ struct HeadOutput {
 // stage before gives it when a piece's hidden states are in their slot, and this stage's
 // submission of the piece waits for it on the device, so the host need not wait for the stage
 // before to finish a piece before submitting it here. Null: the host orders them.
+// token_in / token_out, token_ready_in / token_ready_out: the token ring of greedy chains over
+// several stages (LlamaRunner::forward_greedy), the way back from the head stage to the embedding
+// stage: each step's best token id in a slot of shared memory (one word), with the signal the
+// embedding stage's next step waits for on its device. Empty / null: no ring.
 struct HiddenSlots {
   std::vector<const vk::Buffer*> in, out;
   vk::SharedSignal* ready_in = nullptr;
   vk::SharedSignal* ready_out = nullptr;
+  std::vector<const vk::Buffer*> token_in, token_out;
+  vk::SharedSignal* token_ready_in = nullptr;
+  vk::SharedSignal* token_ready_out = nullptr;
 };
 
 struct LayerRange {
@@ -150,8 +157,19 @@ class LayerStage {
   // With ready_in or ready_out: `ticket` is the piece's number in the pipeline (from 1, rising with
   // every piece), `ready` what the stage before handed on with it (its ready_out's token), and
   // the token returned is what to hand on to the next stage with the piece.
+  //
+  // `chain`: the piece (one token) is step chain->index of a greedy chain over several stages:
+  // after the first step the embedding stage takes its token from the token ring (the head
+  // stage's best id of the step before, whose signal chain->token_ready carries), not from
+  // `tokens`; the head stage writes the step's logits to a row of their own, keeps its best pair
+  // for finish() (into head.ranked), sends the best id round the ring, and returns the ring's
+  // token. Needs the ring (HiddenSlots::token_*) on those two stages.
+  struct ChainStep {
+    uint32_t index = 0;
+    vk::SignalToken token_ready;
+  };
   vk::SignalToken submit(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
-                         uint32_t slot = 0, uint64_t ticket = 0, vk::SignalToken ready = {});
+                         uint32_t slot = 0, uint64_t ticket = 0, vk::SignalToken ready = {}, ChainStep* chain = nullptr);
   void finish(std::vector<float>* hidden_out);
   bool can_submit_ahead() const noexcept;
 
@@ -162,9 +180,13 @@ class LayerStage {
   // words into `ranked`, ops::TopK's pairs; the last id is not fed). `steps` is 1..chain_room().
   void submit_chain(int32_t first, uint32_t steps, uint32_t* ranked);
   // Most steps a chain can take now: kMaxChain, fewer where the open segment has less room (a
-  // chain never fills the segment, so that take_back can undo any of it), 0 where the stage does
-  // not hold the whole model.
+  // chain never fills the segment, so that take_back can undo any of it).
   uint32_t chain_room() const noexcept;
+  // Whether this stage has its end of the token ring (greedy chains over several stages).
+  bool on_token_ring() const noexcept { return !slots_.token_in.empty() || !slots_.token_out.empty(); }
+  // After a chain over several stages: its last `tokens` tokens may be taken back.
+  void allow_take_back(uint32_t tokens) noexcept { chain_left_ = tokens; }
+  size_t in_flight() const noexcept { return pending_.size(); }
   static constexpr uint32_t kMaxChain = 16;
   // Takes back the last `tokens` tokens fed (fewer than the last chain's steps, which must be the
   // last piece run): a caller that stopped at a chain's end-of-sequence token or at its own stop.
@@ -210,10 +232,13 @@ class LayerStage {
     vk::CommandStream* stream;
     HeadOutput head;
     uint32_t n;
-    uint32_t chain;  // steps of a greedy chain (its tokens), 0 for a piece
+    uint32_t chain;      // steps of a greedy chain on this stage alone (its tokens), 0 for a piece
+    uint32_t chain_row;  // 1 + the index of a step of a chain over several stages, 0 for others
     double record_s, host_in_s, before_submit_s, submit_s;
     std::chrono::steady_clock::time_point submitted;
   };
+  void record_chain_step_in(vk::CommandStream& stream, uint32_t index, uint32_t slot);
+  void record_chain_step_out(vk::CommandStream& stream, uint32_t index, uint32_t slot);
   // The piece's logits rows go to rows logits_row.. of the logits buffer, its ranking to the ranked buffer.
   void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot,
                     uint32_t logits_row = 0);
@@ -246,8 +271,8 @@ class LayerStage {
   std::optional<uint32_t> last_row_;  // the logits buffer's row of the last token with logits
   std::unique_ptr<Scratch> scratch_;
   std::unique_ptr<vk::CommandStream> stream_;  // for reset() and shapes past the cache's capacity
-  // tokens, logits rows, top-k, first segment, ends the segment, shared slot
-  using PieceShape = std::tuple<uint32_t, uint32_t, uint32_t, bool, bool, uint32_t>;
+  // tokens, logits rows, top-k, first segment, ends the segment, shared slot, 1 + chain step (or 0)
+  using PieceShape = std::tuple<uint32_t, uint32_t, uint32_t, bool, bool, uint32_t, uint32_t>;
   std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
   // Greedy chains: steps, first segment
   using ChainShape = std::tuple<uint32_t, bool>;

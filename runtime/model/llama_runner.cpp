@@ -89,6 +89,30 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
     }
     handoff_waits_.push_back(wait);
   }
+  // Greedy chains over the stages need a way back for each step's best token, from the head's
+  // device to the embedding's, ordered on the devices as the hidden states are: only where every
+  // hand-off is through shared memory with the devices waiting for each other, and where the
+  // last device can share memory and a signal with the first. Elsewhere decode goes token by token.
+  const bool device_ordered = used.size() > 1 && signals_.size() == used.size() - 1 &&
+                              std::all_of(handoffs_.begin(), handoffs_.end(),
+                                          [](Handoff h) { return sharing_of(h).has_value(); });
+  if (device_ordered) {
+    vk::Device &head = *devices[used.back()], &embedding = *devices[used.front()];
+    const size_t kept_buffers = shared_.size();
+    try {
+      for (size_t k = 0; k < in_flight; ++k)
+        shared_.push_back(std::make_unique<vk::SharedBuffer>(head, embedding, 16, *sharing_of(handoffs_.front()),
+                                                             "token ring " + std::to_string(k)));
+      signals_.push_back(std::make_unique<vk::SharedSignal>(head, embedding, signals_.front()->kind(), in_flight));
+      for (size_t k = kept_buffers; k < shared_.size(); ++k) {
+        slots.back().token_out.push_back(&shared_[k]->producer_side());
+        slots.front().token_in.push_back(&shared_[k]->consumer_side());
+      }
+      slots.back().token_ready_out = slots.front().token_ready_in = signals_.back().get();
+    } catch (const Error&) {
+      shared_.resize(kept_buffers);  // no ring: these devices decode token by token
+    }
+  }
   int64_t first = 0;
   for (size_t u = 0; u < used.size(); ++u) {
     const size_t i = used[u];
@@ -205,14 +229,24 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_ranked(std::span<const int32_
 }
 
 std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_t steps) {
-  if (stages_.size() != 1) throw Error("model: greedy decoding ahead on the device needs the model on one device");
+  if (greedy_chain() == 0)
+    throw Error("model: greedy decoding ahead on the device needs the model on one device, or devices that pass "
+                "tokens back to the first on the device");
   if (steps == 0 || steps > greedy_room())
     throw Error("model: a greedy chain of " + std::to_string(steps) + " steps; this stream takes 1.." +
                 std::to_string(greedy_room()) + " now");
+  if (first < 0 || first >= config_.vocab)
+    throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
+                std::to_string(config_.vocab));
   std::vector<uint32_t> pairs(size_t(steps) * 2);
-  LayerStage& stage = *stages_.front();
-  stage.submit_chain(first, steps, pairs.data());
-  stage.finish(nullptr);
+  if (pipeline_) {
+    pipeline_->run_chain(first, steps, pairs.data());
+    for (auto& stage : stages_) stage->allow_take_back(steps - 1);
+  } else {
+    LayerStage& stage = *stages_.front();
+    stage.submit_chain(first, steps, pairs.data());
+    stage.finish(nullptr);
+  }
   tokens_seen_ += int64_t(steps);
   std::vector<ops::RankedLogit> out;
   out.reserve(steps);
@@ -221,13 +255,14 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_
 }
 
 uint32_t LlamaRunner::greedy_chain() const noexcept {
-  if (stages_.size() != 1) return 0;
+  if (stages_.size() > 1 && !stages_.front()->on_token_ring()) return 0;
   if (options_.greedy_chain) return options_.greedy_chain;
   return stages_.front()->device().caps().type == vk::DeviceType::Cpu ? 1u : LayerStage::kMaxChain;
 }
 
 uint32_t LlamaRunner::greedy_room() const noexcept {
-  return stages_.size() == 1 ? std::min(greedy_chain(), stages_.front()->chain_room()) : 0;
+  // Every stage's open segment has the same room (pieces never cross a boundary).
+  return std::min(greedy_chain(), stages_.front()->chain_room());
 }
 
 uint32_t LlamaRunner::greedy_steps(int64_t wanted) const noexcept {
@@ -239,8 +274,8 @@ uint32_t LlamaRunner::greedy_steps(int64_t wanted) const noexcept {
 }
 
 void LlamaRunner::take_back(uint32_t tokens) {
-  if (stages_.size() != 1) throw Error("model: only greedy chains on one device can be taken back");
-  stages_.front()->take_back(tokens);
+  // Each stage checks the same allowance; the first refuses before any has moved.
+  for (auto& stage : stages_) stage->take_back(tokens);
   tokens_seen_ -= int64_t(tokens);
 }
 

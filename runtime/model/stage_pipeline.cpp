@@ -87,6 +87,61 @@ void StagePipeline::run_here(const Piece& piece) {
   if (!failure.empty()) throw Error(failure);
 }
 
+void StagePipeline::run_chain(int32_t first, uint32_t steps, uint32_t* pairs) {
+  const size_t count = stages_.size();
+  const size_t slots = stages_.front()->slot_count();
+  std::vector<uint64_t> tickets(steps, 0);
+  std::vector<uint32_t> submitted(count, 0), finished(count, 0);  // steps per stage
+  std::string failure;
+  // Finishes step `step` on every stage that holds it, in pipeline order: each waited on its
+  // device for the stage before (and the first for the head's step before), all finished by now,
+  // so a failed stage releases the one waiting for it before that one is waited for.
+  auto finish_step = [&](uint32_t step) {
+    for (size_t s = 0; s < count; ++s) {
+      if (finished[s] != step || submitted[s] <= step) continue;
+      LayerStage& stage = *stages_[s];
+      try {
+        stage.finish(nullptr);
+      } catch (const std::exception& e) {
+        if (failure.empty()) failure = "device " + stage.describe() + ": " + e.what();
+        stage.release_next(tickets[submitted[s] - 1]);
+      }
+      ++finished[s];
+    }
+  };
+  vk::SignalToken token;  // the head's best id of the step before, on its way round the ring
+  uint32_t done = 0;      // steps finished on every stage
+  for (uint32_t i = 0; i < steps && failure.empty(); ++i) {
+    while (i - done >= slots) finish_step(done++);  // a slot's inputs and waits are free again
+    if (!failure.empty()) break;
+    tickets[i] = ++tickets_;
+    vk::SignalToken ready;
+    for (size_t s = 0; s < count; ++s) {
+      LayerStage& stage = *stages_[s];
+      const bool last = s + 1 == count;
+      const bool ahead = stage.in_flight() > 0;
+      LayerStage::ChainStep step{i, s == 0 ? std::move(token) : vk::SignalToken{}};
+      const HeadOutput head = last ? HeadOutput{1, nullptr, 1, pairs + 2 * size_t(i)} : HeadOutput{};
+      try {
+        vk::SignalToken handed = stage.submit(std::span<const int32_t>(&first, 1), {}, head, uint32_t(i % slots),
+                                              tickets[i], std::move(ready), &step);
+        (last ? token : ready) = std::move(handed);
+        ++submitted[s];
+      } catch (const std::exception& e) {
+        failure = "device " + stage.describe() + ": " + e.what();
+        // The stages before it have this step on their devices; none after it waits for it.
+        break;
+      }
+      std::lock_guard lock(mutex_);
+      ++handoffs_[s].handoffs;
+      if (ahead) ++handoffs_[s].submitted_ahead;
+      if (!last) ++handoffs_[s + 1].device_waits;
+    }
+  }
+  while (done < steps) finish_step(done++);
+  if (!failure.empty()) throw Error(failure);
+}
+
 std::vector<HandoffProfile> StagePipeline::handoffs() const {
   std::lock_guard lock(mutex_);
   return handoffs_;

@@ -33,12 +33,12 @@ void StagedBuffer::read(uint64_t offset, void* data, uint64_t bytes) const {
   std::memcpy(data, static_cast<const char*>(b.mapped()) + offset, bytes);
 }
 
-void StagedBuffer::record_upload(CommandStream& stream, uint64_t bytes) const {
-  if (twin_ && bytes) stream.copy({twin_.get(), 0, bytes}, {&device_, 0, bytes});
+void StagedBuffer::record_upload(CommandStream& stream, uint64_t bytes, uint64_t offset) const {
+  if (twin_ && bytes) stream.copy({twin_.get(), offset, bytes}, {&device_, offset, bytes});
 }
 
-void StagedBuffer::record_download(CommandStream& stream, uint64_t bytes) const {
-  if (twin_ && bytes) stream.copy({&device_, 0, bytes}, {twin_.get(), 0, bytes});
+void StagedBuffer::record_download(CommandStream& stream, uint64_t bytes, uint64_t offset) const {
+  if (twin_ && bytes) stream.copy({&device_, offset, bytes}, {twin_.get(), offset, bytes});
 }
 
 }  // namespace infini::vk

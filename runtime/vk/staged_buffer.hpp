@@ -35,11 +35,11 @@ class StagedBuffer {
   void write(uint64_t offset, const void* data, uint64_t bytes) const;
   void read(uint64_t offset, void* data, uint64_t bytes) const;
 
-  // Records the copy of bytes [0, bytes) from the twin into the device buffer (before the work
-  // that reads it) / from the device buffer into the twin (after the work that writes it).
-  // Nothing where there is no twin.
-  void record_upload(CommandStream& stream, uint64_t bytes) const;
-  void record_download(CommandStream& stream, uint64_t bytes) const;
+  // Records the copy of bytes [offset, offset + bytes) from the twin into the device buffer
+  // (before the work that reads it) / from the device buffer into the twin (after the work that
+  // writes it). Nothing where there is no twin.
+  void record_upload(CommandStream& stream, uint64_t bytes, uint64_t offset = 0) const;
+  void record_download(CommandStream& stream, uint64_t bytes, uint64_t offset = 0) const;
 
  private:
   const Buffer& host_side() const noexcept { return twin_ ? *twin_ : device_; }

@@ -135,10 +135,21 @@ with tempfile.TemporaryDirectory() as tmp:
                       and st["device_upload_us"] + st["device_download_us"] <= st["device_us"] + 1,
                       f"{devices} {phase} stage {st['stage']}: {st}")
                 check(phase == "prefill_stages" or st["submitted_ahead"] == 0,
-                      f"{devices} decode: a single piece is never submitted ahead")
+                      f"{devices} decode token by token: a single piece is never submitted ahead")
             if devices == "0":
                 check(all(st["queued_us"] == 0 and st["thread_wake_us"] == 0 for st in stages),
                       "one device hands nothing over")
+
+    # Greedy chains of 2: one device chains; several chain where their devices wait for each
+    # other on the GPU (then the token goes back round a ring), else they decode token by token.
+    r = run(["--workload", "pipeline", "--model", model, "--device-sets", "0/0,0", "--prefill", "8", "--decode", "4",
+             "--repeat", "1", "--greedy-chain", "2"])
+    check(r.returncode == 0, "bench pipeline --greedy-chain: " + r.stderr)
+    records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+    sets = {x["devices"]: x for x in records if "phase" not in x}
+    check(sorted(sets) == ["0", "0,0"] and sets["0"]["greedy_chain"] == 2
+          and sets["0,0"]["greedy_chain"] == (1 if sets["0,0"]["handoff_waits"] == ["host"] else 2),
+          f"pipeline greedy chains {sets}")
 
 # K not a multiple of 8: the matrix kernel (emulated here) hands the call to the tiled one.
 r = run(["--workload", "matmul", "--m", "24", "--n", "40", "--k", "60", "--dtype", "f32-f16",

@@ -13,6 +13,7 @@
 #include "bench.hpp"
 #include "stopwatch.hpp"
 #include "bench_model_file.hpp"
+#include "greedy_decode.hpp"
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
@@ -148,21 +149,10 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
     const vk::DispatchProfile after_prefill = runner.dispatch_profile();
     prefill_kernels = after_prefill - before_prefill;
     if (o.decode > 0) {
-      // Greedy decode as `infini run` does it: the argmax is taken on the device, and tokens are
-      // fed from it there in chains where the runner offers them.
-      int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
       const model::StageProfile before = runner.profile();
       t0 = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < o.decode;) {
-        const uint32_t steps = runner.greedy_steps(o.decode - i);
-        if (steps > 1) {
-          next = runner.forward_greedy(next, steps).back().id;
-          i += steps;
-        } else {
-          next = runner.forward_ranked(std::span<const int32_t>(&next, 1), 1).front().id;
-          ++i;
-        }
-      }
+      decode_greedy(runner, next, o.decode);
       decode_rate.push_back(double(o.decode) / seconds_since(t0));
       decode_profile = runner.profile() - before;
       decode_kernels = runner.dispatch_profile() - after_prefill;

@@ -15,6 +15,7 @@
 #include "split_list.hpp"
 #include "stopwatch.hpp"
 #include "bench_model_file.hpp"
+#include "greedy_decode.hpp"
 #include "infini/context.hpp"
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
@@ -88,9 +89,14 @@ nlohmann::json handoff_wait_names(const model::LlamaRunner& runner) {
   return out;
 }
 
+int32_t argmax(const std::vector<float>& logits) {
+  return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
 struct DeviceSet {
   std::string name;
   std::string handoff, wait;  // as asked for ("auto", ...); the kinds chosen are the runner's
+  uint32_t greedy_chain;       // as asked for (0: the device's choice); the runner's in the record
   std::unique_ptr<Context> context;
   std::unique_ptr<model::LlamaRunner> runner;
   std::vector<double> prefill, decode;
@@ -109,19 +115,21 @@ void bench_pipeline(BenchRun& run) {
     // One device hands nothing off: it runs once whatever the kinds.
     const std::vector<std::string> kinds = names.size() > 1 ? o.handoffs : std::vector<std::string>{"auto"};
     const std::vector<std::string> waits = names.size() > 1 ? o.handoff_waits : std::vector<std::string>{"auto"};
-    for (const std::string& kind : kinds)
-      for (const std::string& wait : waits) {
-        DeviceSet s{list, kind, wait, nullptr, nullptr, {}, {}};
-        ModelArgs args;
-        args.devices = names;
-        s.context = open_context(args);
-        const std::vector<int64_t> split = s.context->layers_per_device(c.layers);
-        model::RunnerOptions options = ro;
-        options.handoff = model::parse_handoff(kind);
-        options.handoff_wait = model::parse_handoff_wait(wait);
-        s.runner = std::make_unique<model::LlamaRunner>(ContextAccess::devices(*s.context), weights, options, split);
-        sets.push_back(std::move(s));
-      }
+    for (const uint32_t chain : o.greedy_chains)
+      for (const std::string& kind : kinds)
+        for (const std::string& wait : waits) {
+          DeviceSet s{list, kind, wait, chain, nullptr, nullptr, {}, {}};
+          ModelArgs args;
+          args.devices = names;
+          s.context = open_context(args);
+          const std::vector<int64_t> split = s.context->layers_per_device(c.layers);
+          model::RunnerOptions options = ro;
+          options.handoff = model::parse_handoff(kind);
+          options.handoff_wait = model::parse_handoff_wait(wait);
+          options.greedy_chain = chain;
+          s.runner = std::make_unique<model::LlamaRunner>(ContextAccess::devices(*s.context), weights, options, split);
+          sets.push_back(std::move(s));
+        }
   }
   if (sets.empty()) throw Error("--device-sets names no devices");
 
@@ -137,16 +145,15 @@ void bench_pipeline(BenchRun& run) {
       std::vector<float> logits = s.runner->forward(prompt, false);
       s.prefill.push_back(double(o.prefill) / seconds_since(t0));
       t0 = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < o.decode; ++i) {
-        const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-        logits = s.runner->forward(std::span<const int32_t>(&next, 1), false);
-      }
+      decode_greedy(*s.runner, argmax(logits), o.decode);
       if (o.decode > 0) s.decode.push_back(double(o.decode) / seconds_since(t0));
     }
 
-  const Stats first_prefill = stats_of(sets.front().prefill);
-  const Stats first_decode = stats_of(sets.front().decode);
   for (DeviceSet& s : sets) {
+    // Ratios to the first set decoding the same way (the same --greedy-chain).
+    const DeviceSet& first = *std::find_if(sets.begin(), sets.end(),
+                                           [&](const DeviceSet& f) { return f.greedy_chain == s.greedy_chain; });
+    const Stats first_prefill = stats_of(first.prefill), first_decode = stats_of(first.decode);
     const Stats p = stats_of(s.prefill), d = stats_of(s.decode);
     nlohmann::json stages = nlohmann::json::array();
     for (const auto& st : s.runner->stages())
@@ -159,6 +166,7 @@ void bench_pipeline(BenchRun& run) {
                         {"handoffs", handoff_names(*s.runner)},
                         {"handoff_wait", s.wait},
                         {"handoff_waits", handoff_wait_names(*s.runner)},
+                        {"greedy_chain", std::max<uint32_t>(s.runner->greedy_chain(), 1)},
                         {"stages", stages},
                         {"segment", ro.infini.segment},
                         {"prefill_tokens", o.prefill},
@@ -185,12 +193,10 @@ void bench_pipeline(BenchRun& run) {
     const nlohmann::json prefill = handoff_json(*s.runner, profiles, handoffs);
     profiles = s.runner->stage_profiles();
     handoffs = s.runner->handoff_profiles();
-    for (int64_t i = 0; i < o.decode; ++i) {
-      const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-      logits = s.runner->forward(std::span<const int32_t>(&next, 1), false);
-    }
+    decode_greedy(*s.runner, argmax(logits), o.decode);
     nlohmann::json line{{"workload", "pipeline"}, {"phase", "handoffs"}, {"devices", s.name}, {"handoff", s.handoff},
-                        {"handoff_wait", s.wait}, {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};
+                        {"handoff_wait", s.wait}, {"greedy_chain", std::max<uint32_t>(s.runner->greedy_chain(), 1)},
+                        {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};
     if (o.decode > 0) {
       line["decode_tokens"] = o.decode;
       line["decode_stages"] = handoff_json(*s.runner, profiles, handoffs);
