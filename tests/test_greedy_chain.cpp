@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "gpu_fixture.hpp"
@@ -57,25 +58,15 @@ int32_t best_of(const std::vector<float>& logits) {
   return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
-TEST_CASE_METHOD(GpuTest, "greedy chains on the device decode as token by token does, bit for bit", "[gpu][model]") {
-  TinyLlama tiny(spec());
-  LlamaRunner by_token(dev(), tiny.weights, chain_options(1));
-  // Where device memory is not mapped, the chain's inputs and rankings are staged.
-  const bool staged = GENERATE(false, true);
-  INFO("staged host memory: " << staged);
-  vk::DeviceOptions options;
-  options.discrete_memory = staged;
-  const std::unique_ptr<vk::Device> device = open_second_device(options);
-  LlamaRunner chained(*device, tiny.weights, chain_options(8));
-
-  const int32_t first = best_of(by_token.forward(kPrompt, false));
-  CHECK(best_of(chained.forward(kPrompt, false)) == first);
-  constexpr size_t kDecode = 40;  // three segment boundaries
-  const std::vector<ops::RankedLogit> want = step_by_step(by_token, first, kDecode);
+// Decodes `count` tokens from `first` on `chained` in the chains it offers (greedy_steps), and
+// the same token by token on `by_token`: the same ids and logits, bit for bit, and the same
+// stream length after each chain. Returns the next token and how many chains ran.
+std::pair<int32_t, size_t> decode_in_chains(LlamaRunner& chained, LlamaRunner& by_token, int32_t first, size_t count) {
+  const std::vector<ops::RankedLogit> want = step_by_step(by_token, first, count);
   int32_t next = first;
   size_t done = 0, chains = 0;
-  while (done < kDecode) {
-    const uint32_t steps = chained.greedy_steps(int64_t(kDecode - done));
+  while (done < count) {
+    const uint32_t steps = chained.greedy_steps(int64_t(count - done));
     REQUIRE(steps >= 1);
     CHECK((steps == 1 || steps <= chained.greedy_room()));
     CHECK((steps & (steps - 1)) == 0);  // powers of two: a stream replays a few recordings
@@ -94,9 +85,26 @@ TEST_CASE_METHOD(GpuTest, "greedy chains on the device decode as token by token 
     }
     done += steps;
     next = got.back().id;
-    CHECK(chained.tokens_seen() == by_token.tokens_seen() - int64_t(kDecode - done));
+    CHECK(chained.tokens_seen() == by_token.tokens_seen() - int64_t(count - done));
   }
-  CHECK(chains >= 4);
+  return {next, chains};
+}
+
+TEST_CASE_METHOD(GpuTest, "greedy chains on the device decode as token by token does, bit for bit", "[gpu][model]") {
+  TinyLlama tiny(spec());
+  LlamaRunner by_token(dev(), tiny.weights, chain_options(1));
+  // Where device memory is not mapped, the chain's inputs and rankings are staged.
+  const bool staged = GENERATE(false, true);
+  INFO("staged host memory: " << staged);
+  vk::DeviceOptions options;
+  options.discrete_memory = staged;
+  const std::unique_ptr<vk::Device> device = open_second_device(options);
+  LlamaRunner chained(*device, tiny.weights, chain_options(8));
+
+  const int32_t first = best_of(by_token.forward(kPrompt, false));
+  CHECK(best_of(chained.forward(kPrompt, false)) == first);
+  // Three segment boundaries: chains of 4 and 2 and single steps.
+  CHECK(decode_in_chains(chained, by_token, first, 40).second >= 4);
   CHECK(chained.last_logits() == by_token.last_logits());
   // What comes after: the same stream state (memory written at each boundary from the cache).
   CHECK(chained.forward(kPrompt, true) == by_token.forward(kPrompt, true));
@@ -191,28 +199,8 @@ TEST_CASE_METHOD(GpuTest, "greedy chains over several devices pass each token ba
     return;
   }
   REQUIRE(chained.greedy_chain() == 8);
-  constexpr size_t kDecode = 30;  // across segment boundaries, in chains of 4 and 2 and single steps
-  const std::vector<ops::RankedLogit> want = step_by_step(by_token, first, kDecode);
-  int32_t next = first;
-  size_t done = 0, chains = 0;
-  while (done < kDecode) {
-    const uint32_t steps = chained.greedy_steps(int64_t(kDecode - done));
-    std::vector<ops::RankedLogit> got;
-    if (steps > 1) {
-      got = chained.forward_greedy(next, steps);
-      ++chains;
-    } else {
-      got = chained.forward_ranked(std::span<const int32_t>(&next, 1), 1);
-    }
-    REQUIRE(got.size() == steps);
-    for (uint32_t i = 0; i < steps; ++i) {
-      INFO("token " << done + i);
-      CHECK(got[i].id == want[done + i].id);
-      CHECK(got[i].logit == want[done + i].logit);
-    }
-    done += steps;
-    next = got.back().id;
-  }
+  // Across segment boundaries: chains of 4 and 2 and single steps.
+  const auto [next, chains] = decode_in_chains(chained, by_token, first, 30);
   CHECK(chains >= 4);
   CHECK(chained.last_logits() == by_token.last_logits());
   // A chain taken back in part on every stage, then more tokens: the same stream.
