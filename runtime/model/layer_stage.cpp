@@ -517,7 +517,7 @@ void LayerStage::take_back(uint32_t tokens) {
                 std::to_string(chain_left_));
   for (Layer& l : layers_) l.attention->take_back(tokens);
   chain_left_ -= tokens;
-  *last_row_ -= tokens;
+  if (last_row_) *last_row_ -= tokens;  // the head stage's
 }
 
 void LayerStage::finish(std::vector<float>* hidden_out) {
