@@ -146,11 +146,21 @@ TEST_CASE_METHOD(GpuTest, "greedy chains refuse what they cannot do", "[gpu][mod
   CHECK_THROWS_WITH(chained.forward_greedy(-1, 2), Catch::Contains("outside the vocabulary"));
   CHECK(chained.tokens_seen() == int64_t(kPrompt.size()));
   CHECK_THROWS_WITH(LlamaRunner(dev(), tiny.weights, chain_options(17)), Catch::Contains("greedy_chain"));
-  // The device's own choice: a chain per token on CPU drivers, 16 elsewhere.
+  // The device's own choice: a token per submission on CPU drivers; on GPUs chains of what the
+  // last decode step's time allows in kGreedyBurst (50 ms), at most 16, a power of two.
+  CHECK(model::auto_greedy_chain(true, 1e-4) == 1);
+  CHECK(model::auto_greedy_chain(false, 0) == 1);  // no decode step yet
+  CHECK(model::auto_greedy_chain(false, 6e-4) == 16);
+  CHECK(model::auto_greedy_chain(false, 0.01) == 4);
+  CHECK(model::auto_greedy_chain(false, 0.03) == 1);
+  CHECK(model::auto_greedy_chain(false, 0.1) == 1);
   LlamaRunner automatic(dev(), tiny.weights, chain_options(0));
   automatic.forward(kPrompt, false);
-  const bool cpu = dev().caps().type == vk::DeviceType::Cpu;
-  CHECK(automatic.greedy_room() == (cpu ? 1u : 6u));
+  CHECK(automatic.greedy_chain() == 1);
+  automatic.forward_ranked(std::span<const int32_t>(kPrompt.data(), 1), 1);  // a decode step, timed
+  const uint32_t chosen = automatic.greedy_chain();
+  CHECK((chosen >= 1 && chosen <= 16 && (chosen & (chosen - 1)) == 0));
+  if (dev().caps().type == vk::DeviceType::Cpu) CHECK(chosen == 1);
   // Near the segment's end a chain has no room: the segment's last token is fed alone.
   std::vector<int32_t> fill(6, 5);
   chained.forward(fill, false);

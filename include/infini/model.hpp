@@ -43,10 +43,10 @@ struct ModelOptions {
   int64_t segment = 0;  // segment length N; 0: the file's infini.segment_length, else kDefaultSegment
   MemoryMode memory = MemoryMode::Auto;
   uint32_t max_piece = kDefaultMaxPiece;  // bounds scratch memory
-  // Greedy generation (temperature 0) on one device decodes up to this many tokens per device
-  // submission, each fed from the one before on the device: same tokens, no host round trip in
-  // between, callbacks in bursts. 1: a submission per token; at most 16; 0: the device's choice
-  // (16 on GPUs, 1 on CPU drivers).
+  // Greedy generation (temperature 0) decodes up to this many tokens per device submission, each
+  // fed from the one before on the device: same tokens, no host round trip in between, callbacks
+  // in bursts. 1: a submission per token; at most 16; 0: the device's choice (on GPUs as many as
+  // decode in about 50 ms, up to 16; 1 on CPU drivers).
   uint32_t greedy_chain = 0;
   // On a context with several devices, each device's share of the layers, in order ({3, 1}: three
   // quarters on the first); empty: in proportion to each device's free memory. A device whose share

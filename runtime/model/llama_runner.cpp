@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <string>
 
 #include "infini/error.hpp"
@@ -239,6 +240,7 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_
     throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
                 std::to_string(config_.vocab));
   std::vector<uint32_t> pairs(size_t(steps) * 2);
+  const auto t0 = std::chrono::steady_clock::now();
   if (pipeline_) {
     pipeline_->run_chain(first, steps, pairs.data());
     for (auto& stage : stages_) stage->allow_take_back(steps - 1);
@@ -247,6 +249,7 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_
     stage.submit_chain(first, steps, pairs.data());
     stage.finish(nullptr);
   }
+  token_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
   tokens_seen_ += int64_t(steps);
   std::vector<ops::RankedLogit> out;
   out.reserve(steps);
@@ -254,10 +257,17 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_
   return out;
 }
 
+uint32_t auto_greedy_chain(bool cpu_driver, double token_seconds) noexcept {
+  if (cpu_driver || token_seconds <= 0) return 1;
+  uint32_t chain = 1;
+  while (chain * 2 <= LayerStage::kMaxChain && double(chain * 2) * token_seconds <= kGreedyBurst) chain *= 2;
+  return chain;
+}
+
 uint32_t LlamaRunner::greedy_chain() const noexcept {
   if (stages_.size() > 1 && !stages_.front()->on_token_ring()) return 0;
   if (options_.greedy_chain) return options_.greedy_chain;
-  return stages_.front()->device().caps().type == vk::DeviceType::Cpu ? 1u : LayerStage::kMaxChain;
+  return auto_greedy_chain(stages_.front()->device().caps().type == vk::DeviceType::Cpu, token_seconds_);
 }
 
 uint32_t LlamaRunner::greedy_room() const noexcept {
@@ -309,11 +319,13 @@ void LlamaRunner::run(std::span<const int32_t> tokens, bool all_logits, uint32_t
     room -= n;
     if (room == 0) room = size_t(options_.infini.segment);
   }
+  const auto t0 = std::chrono::steady_clock::now();
   if (pipeline_) {
     pipeline_->run(pieces);
   } else {
     for (const Piece& p : pieces) stages_.front()->run(p.tokens, {}, p.head, nullptr);
   }
+  if (tokens.size() == 1) token_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   tokens_seen_ += int64_t(tokens.size());
 }
 

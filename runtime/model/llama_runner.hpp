@@ -44,10 +44,8 @@ struct RunnerOptions {
   // Times every kernel of every piece (dispatch_profile()): serialises the kernels, so a profile's
   // run is not one to take throughput from.
   bool time_kernels = false;
-  // Most tokens greedy decoding feeds per submission on one device (LlamaRunner::forward_greedy),
-  // 1 to LayerStage::kMaxChain; 0: the device's choice (kMaxChain on GPUs, where a submission and
-  // the host's wake-up cost a good part of a small model's token; 1 on CPU drivers, where they
-  // cost nothing next to the token and tokens would arrive in bursts).
+  // Most tokens greedy decoding feeds per submission (LlamaRunner::forward_greedy), 1 to
+  // LayerStage::kMaxChain; 0: the device's choice (auto_greedy_chain).
   uint32_t greedy_chain = 0;
   Handoff handoff = Handoff::Auto;  // between the devices of a pipeline (model/handoff.hpp)
   HandoffWait handoff_wait = HandoffWait::Auto;  // who orders each hand-off: the host or the GPU
@@ -58,6 +56,14 @@ struct RunnerOptions {
 // kDefaultSegment unless `segment` (> 0) says otherwise. (runner_options.cpp)
 RunnerOptions resolve_runner_options(const LlamaConfig& config, MemoryMode memory, int64_t segment,
                                      uint32_t max_piece);
+
+// The device's choice of greedy chain: 1 on CPU drivers (a submission and the host's wake-up
+// cost nothing next to a token there); on GPUs, where they cost a good part of a small model's
+// token, the longest chain (a power of two up to LayerStage::kMaxChain) whose tokens take at most
+// kGreedyBurst at `token_seconds` a token, the last decode step's, so that streamed text never
+// waits long for a burst (on a phone decoding 10 tokens a second, no chain); 1 before any.
+inline constexpr double kGreedyBurst = 0.05;
+uint32_t auto_greedy_chain(bool cpu_driver, double token_seconds) noexcept;
 
 class LlamaRunner {
  public:
@@ -88,7 +94,8 @@ class LlamaRunner {
   // Most steps forward_greedy takes now: greedy_chain(), fewer near the end of the open segment
   // (a chain never fills it).
   uint32_t greedy_room() const noexcept;
-  // options().greedy_chain resolved for the device (its choice where 0); 0 on several devices.
+  // options().greedy_chain, or where 0 auto_greedy_chain for the device and the last decode
+  // step's time; 0 on several devices without the token ring.
   uint32_t greedy_chain() const noexcept;
   // Steps for the next chain of a greedy decode wanting `wanted` more tokens: the largest power of
   // two within greedy_room() and `wanted` (so that a stream replays a few recordings); 1: token
@@ -150,6 +157,7 @@ class LlamaRunner {
   std::unique_ptr<StagePipeline> pipeline_;  // several stages only
   std::vector<std::vector<BusyInterval>> timeline_;
   int64_t tokens_seen_ = 0;
+  double token_seconds_ = 0;  // the host's time per token of the last decode step (0: none yet)
 };
 
 }  // namespace infini::model

@@ -197,7 +197,7 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_option("--fused-steps", args->fused_steps, "model: on, off or both: decode on the vector kernel runs the norms, the SwiGLU and the biases inside the projections' passes, and on the tiled attention RoPE, the cache append and the merge inside the attention's, or all as dispatches of their own (timed in the same run)")
           ->capture_default_str();
-      app.add_option("--greedy-chain", args->greedy_chains, "model: greedy decode's most tokens per device submission, each fed from the one before on the device, to time in the same run: auto (16 on GPUs, 1 on CPU drivers) and/or 1 to 16 (1: a submission and a read-back per token, as llama.cpp's tg does)")
+      app.add_option("--greedy-chain", args->greedy_chains, "model: greedy decode's most tokens per device submission, each fed from the one before on the device, to time in the same run: auto (on GPUs as many as decode in about 50 ms, up to 16; 1 on CPU drivers) and/or 1 to 16 (1: a submission and a read-back per token, as llama.cpp's tg does)")
           ->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")
