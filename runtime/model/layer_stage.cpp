@@ -28,6 +28,9 @@ constexpr uint32_t kTimestamps = 4;
 // With RunnerOptions::time_kernels, room for a timestamp after each dispatch of a piece (a 1.1B
 // model's 22 layers record about 160 for a decode token, 25 a layer for a prefill piece).
 constexpr uint32_t kTimedDispatches = 4096;
+// Dispatches of a decode token's layer at the most (every step apart, biases, Q/K norms, the
+// attention's steps, weights in a few row chunks): bounds a timed greedy chain.
+constexpr uint32_t kMostLayerDispatches = 32;
 
 
 // Weight matrices are stored on the device exactly as in the file (f32 or packed f16), in as
@@ -425,7 +428,11 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
 
 uint32_t LayerStage::chain_room() const noexcept {
   const uint32_t room = segment_room();
-  return room <= 1 ? 0 : std::min({kMaxChain, max_piece_, room - 1});
+  // Timing every kernel takes a timestamp per dispatch of every step: shorter chains then (a
+  // layer records at most kMostLayerDispatches for a token, the head a few).
+  const uint32_t timed = uint32_t(kTimedDispatches / (kMostLayerDispatches * layers_.size() + 8));
+  const uint32_t most = time_kernels_ ? std::clamp(timed, 1u, kMaxChain) : kMaxChain;
+  return room <= 1 ? 0 : std::min({most, max_piece_, room - 1});
 }
 
 void LayerStage::submit_chain(int32_t first, uint32_t steps, uint32_t* ranked) {
