@@ -184,14 +184,17 @@ TEST_CASE_METHOD(GpuTest, "greedy chains over several devices pass each token ba
   TinyLlama tiny(sp);
   const size_t count = GENERATE(2u, 3u);
   const bool discrete = count == 3;  // staged host memory: each step's ranking downloaded at its own offset
-  INFO(count << " devices" << (discrete ? ", acting as discrete GPUs" : ""));
+  // The ring shares what the hand-offs share: the GPU's memory, or a host buffer both map.
+  const model::Handoff handoff = GENERATE(model::Handoff::DeviceMemory, model::Handoff::HostMemory);
+  INFO(count << " devices" << (discrete ? ", acting as discrete GPUs" : "") << ", hand-off "
+             << model::handoff_name(handoff));
   std::vector<std::unique_ptr<vk::Device>> devices;
   for (size_t i = 0; i < count; ++i)
     devices.push_back(open_second_device({.disk_pipeline_cache = false, .discrete_memory = discrete}));
   RunnerOptions o = chain_options(8);
-  o.handoff = model::Handoff::DeviceMemory;
-  if (!vk::can_share(vk::SharingKind::DeviceMemory, *devices[0], *devices[1])) {
-    WARN("this driver cannot share device memory: path not run");
+  o.handoff = handoff;
+  if (!vk::can_share(*model::sharing_of(handoff), *devices[0], *devices[1])) {
+    WARN("this driver cannot hand off through " << model::handoff_name(handoff) << ": path not run");
     return;
   }
   LlamaRunner chained(raw(devices), tiny.weights, o);
