@@ -178,7 +178,8 @@ std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions
     // Hand the text over before the next forward pass, so streamed output does not wait for it.
     const bool more = !on_token || on_token(next, tokenizer.piece(next));
     // Greedy decoding goes on with a chain of tokens on the device where the runner offers one.
-    const uint32_t steps = options.temperature == 0 && more ? impl_->runner.greedy_steps(max_tokens - int64_t(out.size())) : 0;
+    const uint32_t steps =
+        options.temperature == 0 && more ? impl_->runner.greedy_steps(max_tokens - int64_t(out.size())) : 0;
     if (steps > 1) {
       out.push_back(next);
       if (!impl_->chain(next, steps, sampler, on_token, out)) break;
