@@ -38,12 +38,13 @@ for shape in "--n 32000 --k 2048" "--n 5632 --k 2048" "--n 2048 --k 5632"; do
 done
 $infini bench --workload bandwidth,matmul --m 1 --n 32000 --k 2048 --dtype f32-q4_k,f32-q6_k,f32-q8_0 --matmul-kernel auto \
   --vector-tiles auto,64x2x2,64x2x4,32x2x4 --repeat 20
-step "matrix units: 4096^3 on NV fragments (loops over fragments unrolled) and KHR (not), and a prefill's 512-row shape in smaller tilings"
+step "matrix units: 4096^3 on NV fragments (loops over fragments unrolled) and KHR (not), one and two tile buffers (x2: one barrier per step), and a prefill's 512-row shape in smaller tilings"
 $infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat --repeat 10 \
-  --matrix-tiles 2x2x4x4x32,2x2x4x4x64,2x4x4x4x32,2x2x2x4x32
-[ -x ./build-khr/infini ] && ./build-khr/infini bench --workload matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat --repeat 10
+  --matrix-tiles 2x2x4x4x32,2x2x4x4x32x2,2x2x4x4x64,2x4x4x4x32,2x2x2x4x32,2x2x2x4x32x2
+[ -x ./build-khr/infini ] && ./build-khr/infini bench --workload matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat --repeat 10 \
+  --matrix-tiles 2x2x4x4x32,2x2x4x4x32x2
 $infini bench --workload matmul --m 512 --n 2048 --k 2048 --dtype f32-f16 --matmul-kernel coopmat --repeat 10 \
-  --matrix-tiles 2x2x4x4x32,2x2x2x2x32,2x2x2x4x32,2x2x4x2x32,1x2x4x4x32
+  --matrix-tiles 2x2x4x4x32,2x2x2x2x32,2x2x2x2x32x2,2x2x2x4x32,2x2x4x2x32,1x2x4x4x32
 step "155M: prefill 512, decode 128; greedy chains of 16 tokens per submission (auto) against one; the host polling before it sleeps (default) or not; the vector kernel with more loads in flight"
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles auto,128x2x4

@@ -14,7 +14,9 @@
 // Staging: 8 values of k are packed into one 16-byte word of f16 (f16 inputs are copied as they
 // are) and stored as four adjacent 32-bit values, not eight halves. The next step's words are read from device
 // memory into registers before this step's products, so their latency overlaps the matrix units'
-// work instead of stalling between the two barriers.
+// work instead of stalling between the two barriers. With STAGES 2 the tiles have two buffers:
+// the next step's words go into the other one after this step's products, and one barrier per
+// step orders both (the stores wait for their loads while the matrix units work).
 //
 // Stores: a tile wholly inside C whose stride and offset are multiples of 4 goes straight from the
 // accumulators to C; any other tile goes fragment by fragment through shared memory, whose
@@ -61,6 +63,7 @@ layout(constant_id = 2) const uint WARPS_N = 2;
 layout(constant_id = 3) const uint FRAGS_M = 4;
 layout(constant_id = 4) const uint FRAGS_N = 4;
 layout(constant_id = 5) const uint BK = 32;
+layout(constant_id = 6) const uint STAGES = 1;  // tile buffers: 1 or 2
 
 const uint BM = WARPS_M * FRAGS_M * 16u;
 const uint BN = WARPS_N * FRAGS_N * 16u;
@@ -100,8 +103,8 @@ uvec4 load8_b(uint i) { return b_data[i >> 3]; }
 #endif
 #include "common/matmul_output.glsl"
 
-shared uint tile_a[BM * LDS / 2u];  // f16 pairs
-shared uint tile_b[BN * LDS / 2u];
+shared uint tile_a[STAGES * BM * LDS / 2u];  // f16 pairs; buffer s from half s * BM * LDS
+shared uint tile_b[STAGES * BN * LDS / 2u];
 shared float stage[WARPS_M * WARPS_N * 16u * STAGE_LD];
 
 // Word `chunk` (values k0 + 8 chunk ..) of row `row` of the A or B tile; zeros outside A or B.
@@ -119,7 +122,7 @@ uvec4 fetch_b(uint row, uint chunk, uint k0) {
 
 // Invocation tid stages words tid + s * WORKGROUP of each tile; word w is row w / CHUNKS, values
 // 8 (w % CHUNKS) .. of the step. FETCH_WORDS reads a step's words into registers, STORE_WORDS
-// writes them to the tiles as four adjacent uint stores each.
+// writes them to tile buffer `buf` as four adjacent uint stores each.
 #define FETCH_WORDS(k0)                                                                           \
   [[unroll]] for (uint s = 0u; s < A_WORDS; ++s) {                                                \
     const uint w = tid + s * WORKGROUP;                                                           \
@@ -129,12 +132,12 @@ uvec4 fetch_b(uint row, uint chunk, uint k0) {
     const uint w = tid + s * WORKGROUP;                                                           \
     if (w < BN * CHUNKS) next_b[s] = fetch_b(w / CHUNKS, w % CHUNKS, k0);                         \
   }
-#define STORE_TILE_WORD(TILE, w, word) PACKED_STORE8(TILE, ((w) / CHUNKS) * LDS + ((w) % CHUNKS) * 8u, word)
-#define STORE_WORDS()                                                                             \
-  [[unroll]] for (uint s = 0u; s < A_WORDS; ++s)                                                  \
-    if (tid + s * WORKGROUP < BM * CHUNKS) STORE_TILE_WORD(tile_a, tid + s * WORKGROUP, next_a[s]);    \
-  [[unroll]] for (uint s = 0u; s < B_WORDS; ++s)                                                  \
-    if (tid + s * WORKGROUP < BN * CHUNKS) STORE_TILE_WORD(tile_b, tid + s * WORKGROUP, next_b[s])
+#define STORE_TILE_WORD(TILE, base, w, word) PACKED_STORE8(TILE, (base) + ((w) / CHUNKS) * LDS + ((w) % CHUNKS) * 8u, word)
+#define STORE_WORDS(buf)                                                                                          \
+  [[unroll]] for (uint s = 0u; s < A_WORDS; ++s)                                                                  \
+    if (tid + s * WORKGROUP < BM * CHUNKS) STORE_TILE_WORD(tile_a, (buf) * BM * LDS, tid + s * WORKGROUP, next_a[s]); \
+  [[unroll]] for (uint s = 0u; s < B_WORDS; ++s)                                                                  \
+    if (tid + s * WORKGROUP < BN * CHUNKS) STORE_TILE_WORD(tile_b, (buf) * BN * LDS, tid + s * WORKGROUP, next_b[s])
 
 void main() {
   const uint tid = gl_LocalInvocationIndex;
@@ -158,24 +161,40 @@ void main() {
 
   uvec4 next_a[A_WORDS], next_b[B_WORDS];
   FETCH_WORDS(0u);
-  for (uint k0 = 0u; k0 < p.K; k0 += BK) {
-    STORE_WORDS();
+  if (STAGES == 2u) {
+    STORE_WORDS(0u);
     barrier();
+  }
+  uint buf = 0u;  // the tile buffer of this step
+  for (uint k0 = 0u; k0 < p.K; k0 += BK) {
+    if (STAGES == 1u) {
+      STORE_WORDS(0u);
+      barrier();
+    }
     // The next step's words, in flight while the matrix units work on this one.
-    if (k0 + BK < p.K) {
+    const bool more = k0 + BK < p.K;
+    if (more) {
       FETCH_WORDS(k0 + BK);
     }
+    const uint a0 = buf * BM * LDS, b0 = buf * BN * LDS;
     if (holds)
       FRAG_UNROLL for (uint kk = 0u; kk < BK; kk += 16u) {
         FRAG_A a[FRAGS_M];
         FRAG_B b[FRAGS_N];
         FRAG_UNROLL for (uint i = 0u; i < FRAGS_M; ++i)
-          FRAG_LOAD_PACKED_A(a[i], tile_a, ((warp_m * FRAGS_M + i) * 16u) * LDS + kk, LDS, false);
+          FRAG_LOAD_PACKED_A(a[i], tile_a, a0 + ((warp_m * FRAGS_M + i) * 16u) * LDS + kk, LDS, false);
         FRAG_UNROLL for (uint j = 0u; j < FRAGS_N; ++j)
-          FRAG_LOAD_PACKED_B(b[j], tile_b, ((warp_n * FRAGS_N + j) * 16u) * LDS + kk, LDS, true);
+          FRAG_LOAD_PACKED_B(b[j], tile_b, b0 + ((warp_n * FRAGS_N + j) * 16u) * LDS + kk, LDS, true);
         FRAG_UNROLL for (uint i = 0u; i < FRAGS_M; ++i)
           FRAG_UNROLL for (uint j = 0u; j < FRAGS_N; ++j) FRAG_MUL_ADD_PACKED(acc[i * FRAGS_N + j], a[i], tile_a, b[j], tile_b);
       }
+    // Two buffers: the next step's words into the other one, which every warp finished reading
+    // before the last barrier; the barrier below then orders this step's reads before the
+    // next step's stores into this one.
+    if (STAGES == 2u && more) {
+      STORE_WORDS(buf ^ 1u);
+      buf ^= 1u;
+    }
     barrier();
   }
 

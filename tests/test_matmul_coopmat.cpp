@@ -76,15 +76,18 @@ TEST_CASE_METHOD(GpuTest, "coopmat-emulated: the matrix kernel's tiling against 
 // Other tilings (what `infini bench --matrix-tiles` times): a workgroup of 2 warps with 2 x 3
 // fragments each and 16 values of k per step; one with words per tile that do not divide among
 // its invocations (48 values of k: 6 words per row) and a single fragment per warp in one
-// direction. Bad tilings are refused with the reason; shared memory past the device's limit by
-// the pipeline.
+// direction; both again with two tile buffers (K of 488 and 768: steps of both parities, and a
+// last partial one). Bad tilings are refused with the reason; shared memory past the device's
+// limit by the pipeline.
 TEST_CASE_METHOD(GpuTest, "coopmat-emulated: other tilings against the float64 reference, bad ones refused",
                  "[gpu][matmul]") {
   if (!device().caps().shader_float16) {
     WARN("skipped: " << device().caps().name << " has no shaderFloat16");  // reported, not counted as a pass
     return;
   }
-  for (const ops::MatrixTiles tiles : {ops::MatrixTiles{1, 2, 2, 3, 16}, ops::MatrixTiles{2, 1, 1, 3, 48}}) {
+  for (const ops::MatrixTiles tiles : {ops::MatrixTiles{1, 2, 2, 3, 16}, ops::MatrixTiles{2, 1, 1, 3, 48},
+                                       ops::MatrixTiles{1, 2, 2, 3, 16, false, 2},
+                                       ops::MatrixTiles{2, 1, 1, 3, 48, false, 2}}) {
     for (const auto& [ta, tb] : {std::pair{ElementType::F32, ElementType::F16}, std::pair{ElementType::F32, ElementType::Q4_K}}) {
       const uint32_t k = tb == ElementType::F16 ? 488 : 768;
       INFO("tiles " << tiles.name() << " B " << element_name(tb));
@@ -117,7 +120,9 @@ TEST_CASE_METHOD(GpuTest, "coopmat-emulated: other tilings against the float64 r
   CHECK(ops::kAutoMatrixTiles.name() == "auto");
   CHECK(ops::matrix_tiles_named("2x2x4x4x32") == ops::MatrixTiles{});
   CHECK(ops::matrix_tiles_named(ops::MatrixTiles{1, 2, 2, 3, 16}.name()) == ops::MatrixTiles{1, 2, 2, 3, 16});
-  for (const char* bad : {"2x2x4x4", "2x2x4x4x32x1", "2x2x0x4x32", "2x2x4x4x", "ax2x4x4x32", ""})
+  CHECK(ops::MatrixTiles{1, 2, 2, 3, 16, false, 2}.name() == "1x2x2x3x16x2");
+  CHECK(ops::matrix_tiles_named("1x2x2x3x16x2") == ops::MatrixTiles{1, 2, 2, 3, 16, false, 2});
+  for (const char* bad : {"2x2x4x4", "2x2x4x4x32x1", "2x2x4x4x32x3", "2x2x0x4x32", "2x2x4x4x", "ax2x4x4x32", ""})
     CHECK_FALSE(ops::matrix_tiles_named(bad).has_value());
   const auto make = [&](ops::MatrixTiles t) {
     ops::Matmul(device(), ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::MatrixEmulated, t);
@@ -125,6 +130,7 @@ TEST_CASE_METHOD(GpuTest, "coopmat-emulated: other tilings against the float64 r
   CHECK_THROWS_WITH(make({2, 2, 4, 4, 24}), Catch::Contains("multiple of 16"));
   CHECK_THROWS_WITH(make({64, 1, 1, 1, 16}), Catch::Contains("maxComputeWorkGroupInvocations"));
   CHECK_THROWS_WITH(make({2, 2, 8, 8, 128}), Catch::Contains("shared memory"));
+  CHECK_THROWS_WITH(make({2, 2, 4, 4, 32, false, 3}), Catch::Contains("1 or 2 tile buffers"));
 }
 
 TEST_CASE_METHOD(GpuTest, "coopmat on matrix units against the float64 reference", "[gpu][matmul]") {
@@ -137,6 +143,18 @@ TEST_CASE_METHOD(GpuTest, "coopmat on matrix units against the float64 reference
   }
   const auto [ta, tb] = GENERATE(MATRIX_TYPE_PAIRS);
   check_matrix_kernel(ops::MatmulKernel::Matrix, ta, tb);
+  if (ta != ElementType::F32 || tb != ElementType::F16) return;
+  // Two tile buffers on the hardware fragments: partial tiles, steps of both parities; the
+  // default tiling's size too where shared memory holds its 46,080 bytes (GPUs; not lavapipe).
+  for (const ops::MatrixTiles tiles : {ops::MatrixTiles{1, 2, 2, 3, 16, false, 2}, ops::MatrixTiles{2, 2, 4, 4, 32, false, 2}}) {
+    INFO("tiles " << tiles.name());
+    if (tiles.bm() == 128 && caps.max_shared_memory_bytes < 46080) continue;
+    MatmulLayout layout;
+    layout.f16_operands = true;
+    const MatmulResult r = run_matmul(140, 135, 488, ta, tb, {}, 9, ops::MatmulKernel::Matrix, layout, tiles);
+    CHECK(r.nmse <= 1e-9);
+    CHECK(r.guard_violations == 0);
+  }
 }
 
 TEST_CASE_METHOD(GpuTest, "auto takes the matrix units exactly where the device has them, for f16 and block weights",

@@ -232,8 +232,13 @@ std::string_view matmul_kernel_name(MatmulKernel kernel) {
 
 std::string MatrixTiles::name() const {
   if (*this == kAutoMatrixTiles) return "auto";
-  return std::to_string(warps_m) + "x" + std::to_string(warps_n) + "x" + std::to_string(frags_m) + "x" +
-         std::to_string(frags_n) + "x" + std::to_string(bk);
+  std::string name = std::to_string(warps_m) + "x" + std::to_string(warps_n) + "x" + std::to_string(frags_m) + "x" +
+                     std::to_string(frags_n) + "x" + std::to_string(bk);
+  if (stages > 1) {
+    name += 'x';
+    name += std::to_string(stages);
+  }
+  return name;
 }
 
 namespace {
@@ -268,9 +273,11 @@ bool vector_shape_possible(const VectorTiles& t) {
 
 std::optional<MatrixTiles> matrix_tiles_named(std::string_view name) {
   if (name == "auto") return kAutoMatrixTiles;
-  const auto v = numbers_by_x<5>(name);
-  if (!v) return std::nullopt;
-  return MatrixTiles{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
+  if (const auto v = numbers_by_x<5>(name)) return MatrixTiles{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
+  // One buffer is named without the sixth number, so names round-trip.
+  if (const auto v = numbers_by_x<6>(name); v && (*v)[5] == 2)
+    return MatrixTiles{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4], false, 2};
+  return std::nullopt;
 }
 
 std::string VectorTiles::name() const {
@@ -340,8 +347,9 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
   if (kernel_ == MatmulKernel::Matrix || kernel_ == MatmulKernel::MatrixEmulated) {
     const bool emulated = kernel_ == MatmulKernel::MatrixEmulated;
     const MatrixTiles& t = matrix_tiles_;
-    if (t.bk % 16 || !t.warps_m || !t.warps_n || !t.frags_m || !t.frags_n)
-      throw Error("matmul: matrix tiles " + t.name() + " need at least one warp and fragment and BK a multiple of 16");
+    if (t.bk % 16 || !t.warps_m || !t.warps_n || !t.frags_m || !t.frags_n || t.stages < 1 || t.stages > 2)
+      throw Error("matmul: matrix tiles " + t.name() +
+                  " need at least one warp and fragment, BK a multiple of 16 and 1 or 2 tile buffers");
     if (t.workgroup_size() > device.caps().max_workgroup_invocations)
       throw Error("matmul: matrix tiles " + t.name() + " need " + std::to_string(t.workgroup_size()) +
                   " invocations; maxComputeWorkGroupInvocations is " +
@@ -448,7 +456,7 @@ MatrixTiles Matmul::matrix_tiles_for_call(const MatmulArgs& args) const {
 }
 
 const vk::Pipeline& Matmul::matrix_pipeline(const MatrixTiles& t) const {
-  const uint32_t spec[] = {t.workgroup_size(), t.warps_m, t.warps_n, t.frags_m, t.frags_n, t.bk};
+  const uint32_t spec[] = {t.workgroup_size(), t.warps_m, t.warps_n, t.frags_m, t.frags_n, t.bk, t.stages};
   return device_->pipelines().get(*matrix_source_, spec);
 }
 

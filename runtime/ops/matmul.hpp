@@ -39,6 +39,10 @@ struct MatrixTiles {
   // kSmallMatrixTiles instead (a prefill's projections of a few hundred rows: 512 x 2048 in
   // 128 x 128 tiles is 64 workgroups, too few to fill a GPU of 100 or more cores).
   bool adapt = false;
+  // Tile buffers in shared memory: 1 stages a step's tiles between two barriers; 2 stores the
+  // next step's while the matrix units work on this one's, one barrier per step (twice the
+  // shared memory). Named as a sixth number, "2x2x4x4x32x2".
+  uint32_t stages = 1;
   uint32_t bm() const noexcept { return warps_m * frags_m * 16; }
   uint32_t bn() const noexcept { return warps_n * frags_n * 16; }
   uint32_t workgroup_size() const noexcept { return warps_m * warps_n * 32; }
@@ -50,7 +54,7 @@ inline constexpr MatrixTiles kAutoMatrixTiles{2, 2, 4, 4, 32, true};
 inline constexpr MatrixTiles kSmallMatrixTiles{2, 2, 2, 2, 32};  // 64 x 64
 inline constexpr uint32_t kMatrixFillWorkgroups = 128;
 // Parses a name as MatrixTiles::name writes it ("auto", or five positive numbers for a tiling
-// used for every call); nullopt for anything else.
+// used for every call, and a sixth, 2, for double-buffered tiles); nullopt for anything else.
 std::optional<MatrixTiles> matrix_tiles_named(std::string_view name);
 
 // The matrix-vector kernel's shape (matvec.comp): invocations per workgroup, which split K, and

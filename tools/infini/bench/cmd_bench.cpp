@@ -106,7 +106,8 @@ int run_bench(Args& args) {
   args.options.matmul_kernels = parse_each<ops::MatmulKernel>(args.matmul_kernels, ops::matmul_kernel_named,
       "--matmul-kernel takes auto, tiled, tiled-half, registers, lanes, vector, vector-shared, coopmat and/or coopmat-emulated");
   args.options.matrix_tiles = parse_each<ops::MatrixTiles>(args.matrix_tiles, ops::matrix_tiles_named,
-      "--matrix-tiles takes auto or tilings written WMxWNxFMxFNxBK (warps, fragments per warp, k per step), such as 2x2x4x4x32");
+      "--matrix-tiles takes auto or tilings written WMxWNxFMxFNxBK (warps, fragments per warp, k per step), such as 2x2x4x4x32, "
+      "or WMxWNxFMxFNxBKx2 for two tile buffers");
   args.options.vector_tiles = parse_each<ops::VectorTiles>(args.vector_tiles, ops::vector_tiles_named,
       "--vector-tiles takes auto, WGxCOLS or WGxCOLSxWORDS (invocations per workgroup, a power of two from 16; columns "
       "per workgroup, 1 to 4; loads of each column in flight per invocation, 2 to 8), such as 128x2 or 128x2x4");
@@ -189,7 +190,7 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_option("--matmul-kernel", args->matmul_kernels, "matmul, and model (its projections; vector also runs the norms, SwiGLU and biases in their passes for decode): kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
           ->capture_default_str();
-      app.add_option("--matrix-tiles", args->matrix_tiles, "matmul and model: tilings of the matrix-unit kernel (coopmat, coopmat-emulated) to time in the same run, each WMxWNxFMxFNxBK: warps per workgroup down and across, 16x16 fragments per warp down and across, values of k per step (a multiple of 16), used for every call; auto: 2x2x4x4x32, and 2x2x2x2x32 for calls whose grid of those would have fewer than 128 workgroups")
+      app.add_option("--matrix-tiles", args->matrix_tiles, "matmul and model: tilings of the matrix-unit kernel (coopmat, coopmat-emulated) to time in the same run, each WMxWNxFMxFNxBK: warps per workgroup down and across, 16x16 fragments per warp down and across, values of k per step (a multiple of 16), and x2 at the end for two tile buffers (one barrier per step, twice the shared memory), used for every call; auto: 2x2x4x4x32, and 2x2x2x2x32 for calls whose grid of those would have fewer than 128 workgroups")
           ->capture_default_str();
       app.add_option("--vector-tiles", args->vector_tiles, "matmul and model: shapes of the matrix-vector kernel (vector, vector-shared; decode's few rows) to time in the same run, each WGxCOLS[xWORDS]: invocations per workgroup (a power of two, they split K), columns of C per workgroup (1 to 4) and loads of each column an invocation has in flight (1 to 8, default 1); auto: the defaults")
           ->capture_default_str();
