@@ -105,6 +105,11 @@ TABLES = [
     ("Read bandwidth", ["GB/s"], lambda r: r["workload"] == "bandwidth", lambda r: [[spread(r, "gbytes_per_s")]]),
     ("Matmul", ["m x n x k", "dtype", "kernel", "tiles", "ms", "TFLOP/s", "GB/s", "of peak", "of bandwidth"],
      lambda r: r["workload"] == "matmul", lambda r: [matmul_row(r)]),
+    ("Compiled kernels (INFINI_PIPELINE_STATISTICS=1: the driver's statistics of the code it made)",
+     ["m x n x k", "dtype", "kernel", "tiles", "executable", "statistics"],
+     lambda r: r["workload"] == "matmul" and "pipeline_statistics" in r,
+     lambda r: [matmul_row(r)[:4] + [exe, "; ".join(f"{k} {num(v)}" for k, v in stats.items())]
+                for exe, stats in r["pipeline_statistics"].items()]),
     ("Attention layer", ["kernel", "memory kernel", "dtype", "Hq/Hkv/D", "N", "tokens", "tokens/s", "GFLOP/s"],
      lambda r: r["workload"] == "attention",
      lambda r: [[r.get("kernel", ""), r.get("memory_kernel", ""), r.get("dtype", ""),

@@ -27,6 +27,11 @@ $infini make-model --out "$models/m155.gguf" --vocab 32000 --embd 1024 --layers 
 
 step "first, the matmul kernels against the float64 references: the matrix units' (coopmat: matmul, attention, memory) and the vector kernel's with several loads in flight"
 ./build/infini_tests "[matmul],*coopmat*"
+step "what the driver compiled the matmul kernels into (registers, spills to local memory): matrix units in each tiling, the vector kernel with 1, 2 and 4 words"
+INFINI_PIPELINE_STATISTICS=1 $infini bench --workload matmul --m 4096 --n 4096 --k 4096 --dtype f16 --matmul-kernel coopmat \
+  --repeat 1 --matrix-tiles 2x2x4x4x32,2x2x4x4x32x2,2x2x4x4x64,2x2x2x2x32
+INFINI_PIPELINE_STATISTICS=1 $infini bench --workload matmul --m 1 --n 32000 --k 2048 --dtype f32-f16,f32-q4_k,f32-q6_k \
+  --repeat 1 --vector-tiles auto,128x2x2,128x2x4
 step "where the device time goes: every kernel of a prefill of 512 and of decode, 155M (one at a time: not throughput)"
 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 32 --repeat 1 --kernel-times
 step "one-row matmuls (decode): the vector kernel with 1, 2 and 4 loads of each column in flight, against the tiled GEMM"

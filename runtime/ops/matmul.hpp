@@ -141,6 +141,8 @@ class Matmul {
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
   // The kernel a call runs: the one asked for, or what it falls back to for this shape and alignment.
   MatmulKernel kernel_for_call(const MatmulArgs& args) const;
+  // The pipeline it dispatches (for its compiled code's statistics, vk/pipeline_statistics.hpp).
+  const vk::Pipeline& pipeline_for_call(const MatmulArgs& args) const { return *plan(args).pipeline; }
   // Whether the call runs the vector kernel, which alone does MatmulArgs' fused steps (a_norm,
   // glu_up, bias); record() refuses them elsewhere.
   bool does_fused_steps(const MatmulArgs& args) const;

@@ -354,7 +354,12 @@ Capabilities probe_capabilities(VkPhysicalDevice device, uint32_t instance_api_v
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR matrix_khr{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   const bool matrix_khr_ext = has(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   chain(matrix_khr_ext, matrix_khr);
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  const bool executables_ext = has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  chain(executables_ext, executables);
   vkGetPhysicalDeviceFeatures2(device, &features);
+  c.pipeline_statistics = executables_ext && executables.pipelineExecutableInfo;
   c.shader_float16 = float16_int8.shaderFloat16;
   c.shader_int8 = float16_int8.shaderInt8;
   c.storage_buffer_16bit = storage16.storageBuffer16BitAccess;

@@ -67,6 +67,9 @@ struct Capabilities {
   bool vulkan_memory_model_device_scope = false;  // its device-scope barriers (vulkanMemoryModelDeviceScope)
   bool timeline_semaphore = false;
   bool memory_budget = false;  // VK_EXT_memory_budget: free device memory can be asked for
+  // VK_KHR_pipeline_executable_properties: the driver reports statistics of the code it compiled
+  // for a kernel (registers, spills, ...; vk/pipeline_statistics.hpp).
+  bool pipeline_statistics = false;
   // Memory shared with another device (pipeline hand-offs, vk/shared_buffer.hpp):
   // VK_EXT_external_memory_host, host allocations imported as device memory, at this alignment;
   bool external_memory_host = false;

@@ -13,6 +13,7 @@
 #include "vk/host_wait.hpp"
 #include "vk/instance.hpp"
 #include "vk/pipeline_cache.hpp"
+#include "vk/pipeline_statistics.hpp"
 
 namespace infini::vk {
 
@@ -95,6 +96,16 @@ Device::Device(std::shared_ptr<Instance> instance, const PhysicalDevice& physica
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
   if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  // Kernel statistics only when asked for: capturing them can cost compile time and caching.
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  const bool statistics_requested = pipeline_statistics_requested();  // checks the variable everywhere
+  captures_statistics_ = caps_.pipeline_statistics && options.capture_statistics.value_or(statistics_requested);
+  if (captures_statistics_) {
+    executables.pipelineExecutableInfo = VK_TRUE;
+    chain(executables);
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  }
   if (caps_.external_memory_host) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   if (caps_.external_memory_fd) extensions.push_back(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
   if (caps_.timeline_semaphore_fd || caps_.sync_file_export || caps_.sync_file_import)

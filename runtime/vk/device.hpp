@@ -34,6 +34,9 @@ struct DeviceOptions {
   // When set, the host polls this long before it sleeps in a wait, instead of what the device's
   // type asks (vk/host_wait.hpp): tests run the polling path on CPU devices with it.
   std::optional<std::chrono::microseconds> wait_spin;
+  // Whether pipelines keep the driver's statistics of their code where the device offers them
+  // (vk/pipeline_statistics.hpp); unset: INFINI_PIPELINE_STATISTICS says.
+  std::optional<bool> capture_statistics;
 };
 
 // A semaphore and, for a timeline semaphore, a value of it (to wait for, or to signal).
@@ -79,6 +82,8 @@ class Device {
   void wait_idle();
   // How long wait_timeline and wait_fence poll before they sleep (vk/host_wait.hpp).
   std::chrono::microseconds wait_spin() const noexcept { return wait_spin_; }
+  // Whether its pipelines keep the driver's statistics of their code (vk/pipeline_statistics.hpp).
+  bool captures_statistics() const noexcept { return captures_statistics_; }
 
   // Device memory allocated through this Device, now and at most so far.
   uint64_t allocated_bytes() const noexcept { return allocated_.load(); }
@@ -100,6 +105,7 @@ class Device {
   VkSemaphore timeline_ = VK_NULL_HANDLE;
   uint64_t timeline_value_ = 0;  // last value submitted (under queue_mutex_)
   std::chrono::microseconds wait_spin_{0};
+  bool captures_statistics_ = false;
   std::unique_ptr<PipelineCache> pipelines_;
   std::atomic<uint64_t> allocated_{0};
   std::atomic<uint64_t> peak_{0};

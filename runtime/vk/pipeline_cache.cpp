@@ -142,6 +142,7 @@ const Pipeline& PipelineCache::get(const KernelSource& kernel, std::span<const u
     }
   }
   info.layout = layout;
+  if (device_.captures_statistics()) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VkPipeline pipeline = VK_NULL_HANDLE;
   INFINI_VK_CHECK(vkCreateComputePipelines(dev, cache_.get(), 1, &info, nullptr, &pipeline));
   p->pipeline = Owned<VkPipeline>(dev, pipeline, vkDestroyPipeline);

@@ -10,6 +10,7 @@
 #include "ops/peak_fma.hpp"
 #include "ops/read_bandwidth.hpp"
 #include "vk/device.hpp"
+#include "vk/pipeline_statistics.hpp"
 
 namespace infini::cli {
 namespace {
@@ -127,6 +128,9 @@ TilingUsed time_matmul(BenchRun& run, const std::vector<float>& a, const std::ve
     if (matmul.matrix_tiles().adapt) record["matrix_tiles_ran"] = matmul.matrix_tiles_for_call(args).name();
   }
   if (vector) record["vector_tiles"] = matmul.vector_tiles().name();
+  // What the driver compiled the kernel into (INFINI_PIPELINE_STATISTICS=1, where it says).
+  const std::vector<vk::PipelineStatistic> compiled = vk::pipeline_statistics(run.device, matmul.pipeline_for_call(args));
+  for (const vk::PipelineStatistic& st : compiled) record["pipeline_statistics"][st.executable][st.name] = st.value;
   record["gbytes_per_s"] = g.median;
   if (run.peak_gflops > 0) record["fraction_of_peak"] = s.median / run.peak_gflops;
   if (run.bandwidth_gbps > 0) record["fraction_of_bandwidth"] = g.median / run.bandwidth_gbps;
