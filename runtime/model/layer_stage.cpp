@@ -306,9 +306,9 @@ bool LayerStage::can_submit_ahead() const noexcept {
          ((last.head.rows == 0 && last.head.top_k == 0) || last.chain_row != 0);
 }
 
+template <typename Record>
 vk::CommandStream& LayerStage::recording(vk::CommandStream* cached, std::unique_ptr<vk::CommandStream>* keep,
-                                         uint32_t tokens, double& record_s,
-                                         const std::function<void(vk::CommandStream&)>& record) {
+                                         uint32_t tokens, double& record_s, const Record& record) {
   if (cached) {
     for (Layer& l : layers_) l.attention->advance(tokens);
     return *cached;

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -247,8 +246,10 @@ class LayerStage {
   // as recording it would), else one made by `record` into a new stream left in `*keep` for the
   // caller's cache (when it has room; else into the stage's scratch stream). record_s gets the
   // recording's host time.
+  // (A template, defined and used in layer_stage.cpp: no std::function allocated per piece.)
+  template <typename Record>
   vk::CommandStream& recording(vk::CommandStream* cached, std::unique_ptr<vk::CommandStream>* keep, uint32_t tokens,
-                               double& record_s, const std::function<void(vk::CommandStream&)>& record);
+                               double& record_s, const Record& record);
   void record_hidden_in(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
   void record_hidden_out(vk::CommandStream& stream, uint64_t bytes, uint32_t slot);
   uint32_t timestamp_capacity() const noexcept;
