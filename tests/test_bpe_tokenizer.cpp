@@ -173,6 +173,13 @@ TEST_CASE("hostile BPE vocabularies are refused with one line", "[tokenizer][bpe
   bad = v;
   bad.merges.push_back("nospace");
   refused(bad, "is not 'left right'");
+  // A merge's control bytes are escaped in the message, which stays one line (found by fuzzing).
+  bad = v;
+  bad.merges.push_back("\xc4\xa0\xc4\xa0 \n");
+  refused(bad, "'\xc4\xa0\xc4\xa0 \\x0a' names '\\x0a', which is not a token");
+  bad = v;
+  bad.merges.push_back("ab\ncd");
+  refused(bad, "'ab\\x0acd' is not 'left right'");
   bad = v;
   bad.bos = 300;
   refused(bad, "bos token id 300 out of range [0, 300)");

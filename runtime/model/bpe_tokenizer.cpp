@@ -5,10 +5,14 @@
 #include <queue>
 
 #include "infini/error.hpp"
+#include "infini/printable.hpp"
 #include "text/unicode.hpp"
 
 namespace infini::model {
 namespace {
+
+// A merge quoted in a message: its control bytes escaped (a file's merges are untrusted) and cut.
+constexpr std::size_t kMaxQuotedMerge = 64;
 
 // Bytes of the UTF-8 character led by `lead` (the spelled words are well-formed UTF-8).
 size_t char_length(char lead) {
@@ -60,13 +64,14 @@ BpeTokenizer::BpeTokenizer(const Vocabulary& vocab)
     const std::string& m = vocab.merges[r];
     const size_t space = m.find(' ', 1);  // a left part of " " would be spelled, never a space
     if (space == std::string::npos || space + 1 == m.size())
-      throw Error("vocabulary: merge " + std::to_string(r) + " '" + m + "' is not 'left right'");
+      throw Error("vocabulary: merge " + std::to_string(r) + " '" + printable(m, false, kMaxQuotedMerge) +
+                  "' is not 'left right'");
     int32_t ids[2];
     const std::string_view parts[2] = {std::string_view(m).substr(0, space), std::string_view(m).substr(space + 1)};
     for (int i = 0; i < 2; ++i)
       if ((ids[i] = table_.find(parts[i])) < 0)
-        throw Error("vocabulary: merge " + std::to_string(r) + " '" + m + "' names '" + std::string(parts[i]) +
-                    "', which is not a token");
+        throw Error("vocabulary: merge " + std::to_string(r) + " '" + printable(m, false, kMaxQuotedMerge) + "' names '" +
+                    printable(parts[i], false, kMaxQuotedMerge) + "', which is not a token");
     ranks_.emplace(pair_key(ids[0], ids[1]), int32_t(r));  // a repeated merge keeps its first rank, as in llama.cpp
   }
 }
