@@ -444,9 +444,6 @@ void LayerStage::submit_chain(int32_t first, uint32_t steps, uint32_t* ranked) {
     throw Error("model: a greedy chain of " + std::to_string(steps) + " steps; " + describe() + " takes 1.." +
                 std::to_string(chain_room()) + " now");
   if (!pending_.empty()) throw Error("model: a greedy chain starts with no piece in flight");
-  if (first < 0 || first >= config_.vocab)
-    throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
-                std::to_string(config_.vocab));
   Scratch& s = *scratch_;
   const ops::InfiniAttentionLayer& layer0 = *layers_.front().attention;
   std::array<uint32_t, kMaxChain> positions{};
@@ -574,9 +571,17 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
   }
   const auto t_end = Clock::now();
   // wall_s: the host's own time on the piece (before its submission, and from the wait on).
-  profile_ += {std::max<int64_t>(p.chain, 1), p.before_submit_s + seconds(t_wait, t_end), p.record_s, p.submit_s + seconds(t_wait, t_done),
-               device_s,   p.host_in_s, seconds(h1, t_end), upload_s, download_s,
-               int64_t(p.stream->dispatch_count()), int64_t(p.stream->barrier_count())};
+  profile_ += {std::max<int64_t>(p.chain, 1),
+               p.before_submit_s + seconds(t_wait, t_end),
+               p.record_s,
+               p.submit_s + seconds(t_wait, t_done),
+               device_s,
+               p.host_in_s,
+               seconds(h1, t_end),
+               upload_s,
+               download_s,
+               int64_t(p.stream->dispatch_count()),
+               int64_t(p.stream->barrier_count())};
 }
 
 std::vector<float> LayerStage::last_logits() const {

@@ -257,11 +257,18 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_
   return out;
 }
 
+namespace {
+// The largest power of two that is at most `most` (at least 1): chain lengths a stream replays.
+uint32_t power_of_two_at_most(double most) noexcept {
+  uint32_t steps = 1;
+  while (double(steps) * 2 <= most) steps *= 2;
+  return steps;
+}
+}  // namespace
+
 uint32_t auto_greedy_chain(bool cpu_driver, double token_seconds) noexcept {
   if (cpu_driver || token_seconds <= 0) return 1;
-  uint32_t chain = 1;
-  while (chain * 2 <= LayerStage::kMaxChain && double(chain * 2) * token_seconds <= kGreedyBurst) chain *= 2;
-  return chain;
+  return power_of_two_at_most(std::min<double>(LayerStage::kMaxChain, kGreedyBurst / token_seconds));
 }
 
 uint32_t LlamaRunner::greedy_chain() const noexcept {
@@ -277,10 +284,7 @@ uint32_t LlamaRunner::greedy_room() const noexcept {
 
 uint32_t LlamaRunner::greedy_steps(int64_t wanted) const noexcept {
   if (wanted < 1) return 0;
-  const int64_t most = std::min<int64_t>(greedy_room(), wanted);
-  uint32_t steps = 1;
-  while (int64_t(steps) * 2 <= most) steps *= 2;
-  return steps;
+  return power_of_two_at_most(double(std::min<int64_t>(greedy_room(), wanted)));
 }
 
 void LlamaRunner::take_back(uint32_t tokens) {
