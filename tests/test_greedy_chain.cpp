@@ -58,7 +58,7 @@ int32_t best_of(const std::vector<float>& logits) {
   return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 }
 
-// Decodes `count` tokens from `first` on `chained` in the chains it offers (greedy_steps), and
+// Decodes `count` tokens from `first` on `chained` in the chains it offers (chain_steps), and
 // the same token by token on `by_token`: the same ids and logits, bit for bit, and the same
 // stream length after each chain. Returns the next token and how many chains ran.
 std::pair<int32_t, size_t> decode_in_chains(LlamaRunner& chained, LlamaRunner& by_token, int32_t first, size_t count) {
@@ -66,9 +66,9 @@ std::pair<int32_t, size_t> decode_in_chains(LlamaRunner& chained, LlamaRunner& b
   int32_t next = first;
   size_t done = 0, chains = 0;
   while (done < count) {
-    const uint32_t steps = chained.greedy_steps(int64_t(count - done));
+    const uint32_t steps = chained.chain_steps(int64_t(count - done));
     REQUIRE(steps >= 1);
-    CHECK((steps == 1 || steps <= chained.greedy_room()));
+    CHECK((steps == 1 || steps <= chained.chain_room()));
     CHECK((steps & (steps - 1)) == 0);  // powers of two: a stream replays a few recordings
     std::vector<ops::RankedLogit> got;
     if (steps > 1) {
@@ -116,8 +116,8 @@ TEST_CASE_METHOD(GpuTest, "taking back a chain's last tokens leaves the stream a
   LlamaRunner by_token(dev(), tiny.weights, chain_options(1));
   const int32_t first = best_of(chained.forward(kPrompt, false));
   by_token.forward(kPrompt, false);
-  REQUIRE(chained.greedy_room() == 6);  // 12 - 5 tokens, less the one a chain never takes
-  CHECK(chained.greedy_steps(100) == 4);
+  REQUIRE(chained.chain_room() == 6);  // 12 - 5 tokens, less the one a chain never takes
+  CHECK(chained.chain_steps(100) == 4);
   const std::vector<ops::RankedLogit> got = chained.forward_greedy(first, 6);
   const uint32_t keep = GENERATE(1u, 3u, 6u);
   INFO("keeping " << keep << " of 6");
@@ -164,9 +164,9 @@ TEST_CASE_METHOD(GpuTest, "greedy chains refuse what they cannot do", "[gpu][mod
   // Near the segment's end a chain has no room: the segment's last token is fed alone.
   std::vector<int32_t> fill(6, 5);
   chained.forward(fill, false);
-  CHECK(chained.greedy_room() == 0);
-  CHECK(chained.greedy_steps(10) == 1);
-  CHECK(chained.greedy_steps(0) == 0);
+  CHECK(chained.chain_room() == 0);
+  CHECK(chained.chain_steps(10) == 1);
+  CHECK(chained.chain_steps(0) == 0);
 }
 
 std::vector<vk::Device*> raw(const std::vector<std::unique_ptr<vk::Device>>& devices) {
@@ -206,7 +206,7 @@ TEST_CASE_METHOD(GpuTest, "greedy chains over several devices pass each token ba
   const bool device_waits = chained.handoff_waits().front() != model::HandoffWait::Host;
   if (!device_waits) {
     CHECK(chained.greedy_chain() == 0);
-    CHECK(chained.greedy_steps(8) == 1);
+    CHECK(chained.chain_steps(8) == 1);
     CHECK_THROWS_WITH(chained.forward_greedy(first, 2), Catch::Contains("pass tokens back"));
     WARN("this driver shares no signal between these devices: chains over them not run");
     return;
@@ -218,11 +218,11 @@ TEST_CASE_METHOD(GpuTest, "greedy chains over several devices pass each token ba
   CHECK(chained.last_logits() == by_token.last_logits());
   // A chain taken back in part on every stage, then more tokens: the same stream.
   const std::span<const int32_t> one(kPrompt.data(), 1);
-  while (chained.greedy_room() < 4) {
+  while (chained.chain_room() < 4) {
     chained.forward(one, false);
     by_token.forward(one, false);
   }
-  const std::vector<ops::RankedLogit> ahead = chained.forward_greedy(next, chained.greedy_room());
+  const std::vector<ops::RankedLogit> ahead = chained.forward_greedy(next, chained.chain_room());
   const uint32_t keep = 2;
   chained.take_back(uint32_t(ahead.size()) - keep);
   CHECK(step_by_step(by_token, next, keep).back().id == ahead[keep - 1].id);
@@ -247,8 +247,8 @@ TEST_CASE("greedy generation in chains stops where token by token stops", "[api]
     o.segment = 12;
     o.seed = seed;
     TempModel file(o, "infini-chain-generate.gguf");
-    const Model by_token(context, file.path, {.greedy_chain = 1});
-    const Model chained(context, file.path, {.greedy_chain = 8});
+    const Model by_token(context, file.path, {.decode_chain = 1});
+    const Model chained(context, file.path, {.decode_chain = 8});
     Session a(by_token), b(chained);
     a.feed(prompt);
     b.feed(prompt);

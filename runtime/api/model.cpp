@@ -12,10 +12,10 @@ namespace {
 model::RunnerOptions resolve(const model::LlamaConfig& c, const ModelOptions& options, const std::string& name) {
   if (options.segment < 0) throw Error(name + ": segment length " + std::to_string(options.segment) + " is negative");
   if (options.max_piece < 1) throw Error(name + ": max_piece must be at least 1");
-  if (options.greedy_chain > model::LayerStage::kMaxChain)
-    throw Error(name + ": greedy_chain must be at most " + std::to_string(model::LayerStage::kMaxChain));
+  if (options.decode_chain > model::LayerStage::kMaxChain)
+    throw Error(name + ": decode_chain must be at most " + std::to_string(model::LayerStage::kMaxChain));
   model::RunnerOptions o = model::resolve_runner_options(c, options.memory, options.segment, options.max_piece);
-  o.greedy_chain = options.greedy_chain;
+  o.greedy_chain = options.decode_chain;
   return o;
 }
 

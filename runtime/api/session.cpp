@@ -55,25 +55,42 @@ struct Session::Impl {
     fed = true;
   }
 
-  // Greedy decoding ahead on the device: feeds `first` (already handed to on_token and in `out`)
-  // and the steps - 1 tokens a chain decodes after it, then hands those on and appends them up to
-  // the first stop (the end-of-sequence token, on_token's false, or an error), taking back what
-  // the chain fed past it, so the stream is what token-by-token decoding leaves. False at a stop.
+  // Decoding ahead on the device: feeds `first` (already handed to on_token and in `out`) and the
+  // steps - 1 tokens a chain picks after it (the best, or drawn on the device as `sampler` draws),
+  // then hands those on and appends them up to the first stop (the end-of-sequence token,
+  // on_token's false, or an error), taking back what the chain fed past it, so the stream and the
+  // sampler's random stream are what token-by-token decoding leaves. False at a stop.
   bool chain(int32_t first, uint32_t steps, model::Sampler& sampler, const TokenCallback& on_token,
              std::vector<int32_t>& out) {
-    const std::vector<ops::RankedLogit> best = runner.forward_greedy(first, steps);
+    const bool greedy = sampler.draws_per_token() == 0;
+    const uint32_t k = sampler.ranked_needed();
+    std::vector<ops::RankedLogit> picks, last;
+    if (greedy) {
+      picks = runner.forward_greedy(first, steps);  // each step's best: the last is the last step's ranking
+      last = {picks.back()};
+      picks.pop_back();
+    } else {
+      model::LlamaRunner::ChainPicks drawn = runner.forward_sampled(first, steps, sampler.device_draws(steps - 1), k);
+      picks = std::move(drawn.picks);
+      last = std::move(drawn.last);
+    }
     last_logits.clear();
-    ranked_k = 1;
     fed = true;
     uint32_t kept = 0;  // the last step whose token stays fed
     const auto stop = [&] {
       runner.take_back(steps - 1 - kept);
-      last_ranked = {best[kept]};
+      // The last logits are now step kept's: its ranking where the chain read one back (a greedy
+      // pick is its step's best), else the row is read from the device when next needed.
+      if (kept + 1 == steps) last_ranked = last;
+      else if (greedy) last_ranked = {picks[kept]};
+      else last_ranked.clear();
+      ranked_k = last_ranked.empty() ? 0 : k;
     };
     try {
       const model::Tokenizer& tokenizer = model->tokens();
       for (uint32_t i = 0; i + 1 < steps; ++i) {
-        const int32_t token = sampler.sample_ranked(std::span(&best[i], 1));  // step i + 1 fed it
+        // Step i + 1 was fed this token.
+        const int32_t token = greedy ? sampler.sample_ranked(std::span(&picks[i], 1)) : sampler.take_drawn(picks[i]);
         if (token == tokenizer.eos()) {
           stop();
           return false;
@@ -90,8 +107,15 @@ struct Session::Impl {
       stop();
       throw;
     }
-    last_ranked = {best.back()};
+    last_ranked = std::move(last);
+    ranked_k = k;
     return true;
+  }
+
+  // Steps of the next chain for a decode wanting `wanted` more tokens (1 or 0: token by token):
+  // greedy decoding and draws from at most ops::TopK::kMaxK best logits.
+  uint32_t chain_steps(const model::Sampler& sampler, int64_t wanted) const {
+    return sampler.ranked_needed() ? runner.chain_steps(wanted) : 0;
   }
 
   // The next token drawn from what the last forward pass gave back.
@@ -177,9 +201,8 @@ std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions
     if (next == tokenizer.eos()) break;
     // Hand the text over before the next forward pass, so streamed output does not wait for it.
     const bool more = !on_token || on_token(next, tokenizer.piece(next));
-    // Greedy decoding goes on with a chain of tokens on the device where the runner offers one.
-    const uint32_t steps =
-        options.temperature == 0 && more ? impl_->runner.greedy_steps(max_tokens - int64_t(out.size())) : 0;
+    // Decoding goes on with a chain of tokens on the device where the runner offers one.
+    const uint32_t steps = more ? impl_->chain_steps(sampler, max_tokens - int64_t(out.size())) : 0;
     if (steps > 1) {
       out.push_back(next);
       if (!impl_->chain(next, steps, sampler, on_token, out)) break;

@@ -31,6 +31,8 @@ constexpr uint32_t kTimedDispatches = 4096;
 // Dispatches of a decode token's layer at the most (every step apart, biases, Q/K norms, the
 // attention's steps, weights in a few row chunks): bounds a timed greedy chain.
 constexpr uint32_t kMostLayerDispatches = 32;
+// A chain's draws hold a uniform for each step but the last (whose token the host picks).
+static_assert(LayerStage::kMaxChain - 1 <= ops::PickToken::kMaxSteps);
 
 
 // Weight matrices are stored on the device exactly as in the file (f32 or packed f16), in as
@@ -107,9 +109,8 @@ struct LayerStage::Kernels {
 struct LayerStage::Scratch {
   std::vector<vk::StagedBuffer> position_io;  // the open segment's length when the piece runs (one word)
   std::vector<vk::StagedBuffer> ids_io;       // token ids (the embedding stage)
-  // A greedy chain's open lengths (one per step; the stage holding the whole model) and rankings
-  // (one best pair per step; the head stage).
-  std::unique_ptr<vk::StagedBuffer> chain_positions_io, chain_ranked_io;
+  // A chain's draws (ops::PickToken::Draws) and picks (one pair per step); the head stage.
+  std::unique_ptr<vk::StagedBuffer> chain_draws_io, chain_ranked_io;
   vk::StagedBuffer x_io, logits_io, ranked_io;
   const vk::Buffer &x, &logits;
   vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
@@ -136,9 +137,9 @@ struct LayerStage::Scratch {
       ids_io.push_back(staged(d, embeds ? p : 1, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None,
                               "token ids"));
     }
-    if (embeds && head)
-      chain_positions_io = std::make_unique<vk::StagedBuffer>(
-          staged(d, LayerStage::kMaxChain, vk::StagingDirection::ToDevice, "chain open tokens"));
+    if (head)
+      chain_draws_io = std::make_unique<vk::StagedBuffer>(
+          staged(d, sizeof(ops::PickToken::Draws) / 4, vk::StagingDirection::ToDevice, "chain draws"));
     if (head)
       chain_ranked_io = std::make_unique<vk::StagedBuffer>(
           staged(d, LayerStage::kMaxChain * 2, vk::StagingDirection::FromDevice, "chain ranked logits"));
@@ -232,6 +233,7 @@ LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const Ru
         std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type, ops::MatmulTiles{},
                                       options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
     top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
+    pick_ = std::make_unique<ops::PickToken>(device);
   }
   bool qk_norm = false;
   for (int64_t i = range.first; i < range.last; ++i) qk_norm = qk_norm || weights.layers[size_t(i)].q_norm.has_value();
@@ -348,9 +350,9 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     throw Error("model: piece " + std::to_string(ticket) + " came without the signal of the stage before it");
   // A chain step after the first takes its token from the ring on the embedding stage.
   const bool from_ring = chain && chain->index > 0 && embeds();
-  if (chain && (n != 1 || (has_head() && (rows != 1 || top_k != 1 || !head.ranked)) || chain->index >= kMaxChain ||
+  if (chain && (n != 1 || (has_head() && (rows != 1 || top_k == 0 || !head.ranked)) || chain->index >= kMaxChain ||
                 ((embeds() || has_head()) && !on_token_ring())))
-    throw Error("model: a greedy chain's step is one token through stages on the token ring, ranked by its best logit");
+    throw Error("model: a chain's step is one token through stages on the token ring, ranked on the head stage");
   if (from_ring && chain->token_ready.ticket() == 0)
     throw Error("model: chain step " + std::to_string(chain->index) + " came without the ring's signal");
   Scratch& s = *scratch_;
@@ -365,7 +367,9 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
   const uint32_t open = first.open_tokens();
   s.position_io[slot].write(0, &open, 4);
   const uint32_t chain_row = chain ? chain->index + 1 : 0;
-  const PieceShape shape{n, rows, top_k, first.segments_written() == 0, n == first.segment_room(), slot, chain_row};
+  const bool chain_last = chain && chain->last;
+  const PieceShape shape{n,    rows, top_k, first.segments_written() == 0, n == first.segment_room(), slot, chain_row,
+                         chain_last};
   double record_s = 0;
   const auto cached = recorded_.find(shape);
   std::unique_ptr<vk::CommandStream> fresh;
@@ -382,7 +386,7 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     record_piece(stream, n, rows, top_k, slot, chain && has_head() ? chain->index : 0);
     stream.time_dispatches(false);
     stream.timestamp("outputs");
-    if (chain && has_head()) record_chain_step_out(stream, chain->index, slot);
+    if (chain && has_head()) record_chain_step_out(stream, *chain, slot, top_k);
     else if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
     else if (rows) s.logits_io.record_download(stream, uint64_t(rows) * uint64_t(config_.vocab) * 4);
     if (!has_head()) record_hidden_out(stream, hidden_bytes, slot);
@@ -403,7 +407,7 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
   const auto t_submit = Clock::now();
   ran->submit(std::span(waits).first(wait_count), std::span(signals).first(signal_count));
   const auto t_submitted = Clock::now();
-  pending_.push_back({ran, head, n, 0, chain_row, record_s, host_in_s, seconds(t0, t_submitted),
+  pending_.push_back({ran, head, n, 0, chain_row, nullptr, chain_last, record_s, host_in_s, seconds(t0, t_submitted),
                       seconds(t_submit, t_submitted), t_submit});
   if (!signal_to) return {};
   try {
@@ -435,63 +439,67 @@ uint32_t LayerStage::chain_room() const noexcept {
   return room <= 1 ? 0 : std::min({most, max_piece_, room - 1});
 }
 
-void LayerStage::submit_chain(int32_t first, uint32_t steps, uint32_t* ranked) {
+void LayerStage::submit_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k,
+                              uint32_t* picks, uint32_t* ranked) {
   using Clock = std::chrono::steady_clock;
   const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const auto t0 = Clock::now();
   if (!embeds() || !has_head()) throw Error("model: a chain in one submission needs the whole model on one device");
   if (steps == 0 || steps > chain_room())
-    throw Error("model: a greedy chain of " + std::to_string(steps) + " steps; " + describe() + " takes 1.." +
+    throw Error("model: a chain of " + std::to_string(steps) + " steps; " + describe() + " takes 1.." +
                 std::to_string(chain_room()) + " now");
-  if (!pending_.empty()) throw Error("model: a greedy chain starts with no piece in flight");
+  if (k == 0 || k > ops::TopK::kMaxK)
+    throw Error("model: a chain's steps rank 1.." + std::to_string(ops::TopK::kMaxK) + " logits, got " +
+                std::to_string(k));
+  if (!pending_.empty()) throw Error("model: a chain starts with no piece in flight");
   Scratch& s = *scratch_;
   const ops::InfiniAttentionLayer& layer0 = *layers_.front().attention;
-  std::array<uint32_t, kMaxChain> positions{};
-  for (uint32_t i = 0; i < steps; ++i) positions[i] = layer0.open_tokens() + i;
+  const uint32_t open = layer0.open_tokens();
   const auto h0 = Clock::now();
   s.ids_io[0].write(0, &first, 4);
-  s.chain_positions_io->write(0, positions.data(), uint64_t(steps) * 4);
+  s.position_io[0].write(0, &open, 4);
+  s.chain_draws_io->write(0, &draws, sizeof draws);
   const double host_in_s = seconds(h0, Clock::now());
-  const ChainShape shape{steps, layer0.segments_written() == 0};
+  const ChainShape shape{steps, layer0.segments_written() == 0, k};
   double record_s = 0;
   const auto cached = chains_.find(shape);
   std::unique_ptr<vk::CommandStream> fresh;
   vk::CommandStream& ran =
       recording(cached != chains_.end() ? cached->second.get() : nullptr,
                 chains_.size() < kMaxRecordedPieces ? &fresh : nullptr, steps, record_s,
-                [&](vk::CommandStream& stream) { record_chain(stream, steps); });
+                [&](vk::CommandStream& stream) { record_chain(stream, steps, k); });
   if (fresh) chains_.emplace(shape, std::move(fresh));
   const auto t_submit = Clock::now();
   ran.submit();
   const auto t_submitted = Clock::now();
-  pending_.push_back({&ran, HeadOutput{1, nullptr, 1, ranked}, 1, steps, 0, record_s, host_in_s,
+  pending_.push_back({&ran, HeadOutput{1, nullptr, k, ranked}, 1, steps, 0, picks, false, record_s, host_in_s,
                       seconds(t0, t_submitted), seconds(t_submit, t_submitted), t_submit});
 }
 
-void LayerStage::record_chain(vk::CommandStream& stream, uint32_t steps) {
+void LayerStage::record_chain(vk::CommandStream& stream, uint32_t steps, uint32_t k) {
   Scratch& s = *scratch_;
-  const vk::Buffer& ids = s.ids_io[0].device_buffer();
-  const vk::Buffer& position = s.position_io[0].device_buffer();
   const vk::Buffer& ranked = s.ranked_io.device_buffer();
-  const vk::Buffer& positions = s.chain_positions_io->device_buffer();
-  const vk::Buffer& chain_ranked = s.chain_ranked_io->device_buffer();
+  const ops::PickToken::Feed feed{whole(s.ids_io[0].device_buffer()), whole(s.position_io[0].device_buffer())};
   stream.timestamp("start");
-  s.chain_positions_io->record_upload(stream, uint64_t(steps) * 4);
+  s.position_io[0].record_upload(stream, 4);
   s.ids_io[0].record_upload(stream, 4);
+  s.chain_draws_io->record_upload(stream, sizeof(ops::PickToken::Draws));
   stream.timestamp("inputs");
   stream.time_dispatches(time_kernels_);
   // Each step is a decode piece of one token (the same commands as submit()'s), its logits in a
-  // row of their own (so that take_back can go back to any of them), its best pair kept, and the
-  // best id (the pair's second word) fed to the next step's embedding.
+  // row of their own (so that take_back can go back to any of them) and ranked; pick_token then
+  // picks the next step's token from that ranking and moves the position on (the last step's
+  // ranking goes to the host, which picks the token after the chain itself).
   for (uint32_t i = 0; i < steps; ++i) {
-    stream.copy({&positions, uint64_t(i) * 4, 4}, {&position, 0, 4});
-    if (i > 0) stream.copy({&ranked, 4, 4}, {&ids, 0, 4});
-    record_piece(stream, 1, 1, 1, 0, i);
-    stream.copy({&ranked, 0, 8}, {&chain_ranked, uint64_t(i) * 8, 8});
+    record_piece(stream, 1, 1, k, 0, i);
+    if (i + 1 < steps)
+      pick_->record(stream, whole(ranked), k, whole(s.chain_draws_io->device_buffer()), i,
+                    whole(s.chain_ranked_io->device_buffer()), &feed);
   }
   stream.time_dispatches(false);
   stream.timestamp("outputs");
-  s.chain_ranked_io->record_download(stream, uint64_t(steps) * 8);
+  if (steps > 1) s.chain_ranked_io->record_download(stream, uint64_t(steps - 1) * 8);
+  s.ranked_io.record_download(stream, uint64_t(k) * 8);
   stream.timestamp("end");
 }
 
@@ -502,15 +510,29 @@ void LayerStage::record_chain_step_in(vk::CommandStream& stream, uint32_t index,
   stream.copy({&token, 0, 4}, {&scratch_->ids_io[slot].device_buffer(), 0, 4});
 }
 
-void LayerStage::record_chain_step_out(vk::CommandStream& stream, uint32_t index, uint32_t slot) {
-  // The step's best pair kept for the host, its id sent round the ring to the next step.
+void LayerStage::set_chain_draws(const ops::PickToken::Draws& draws) {
+  if (!has_head()) throw Error("model: only the head stage picks a chain's tokens");
+  scratch_->chain_draws_io->write(0, &draws, sizeof draws);
+}
+
+void LayerStage::record_chain_step_out(vk::CommandStream& stream, const ChainStep& step, uint32_t slot,
+                                       uint32_t top_k) {
+  // The step's pick kept for the host and its id sent round the ring to the next step; the last
+  // step's ranking goes to the host instead, which picks the token after the chain.
   Scratch& s = *scratch_;
   const vk::Buffer& ranked = s.ranked_io.device_buffer();
-  const uint64_t at = uint64_t(index) * 8;
-  stream.copy({&ranked, 0, 8}, {&s.chain_ranked_io->device_buffer(), at, 8});
-  s.chain_ranked_io->record_download(stream, 8, at);
+  const vk::Buffer& picks = s.chain_ranked_io->device_buffer();
   const vk::Buffer& token = *slots_.token_out[slot % slots_.token_out.size()];
-  stream.copy({&ranked, 4, 4}, {&token, 0, 4});
+  if (step.last) {
+    s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
+    stream.copy({&ranked, 4, 4}, {&token, 0, 4});  // nothing takes it: the ring's slot stays handed over
+  } else {
+    if (step.index == 0) s.chain_draws_io->record_upload(stream, sizeof(ops::PickToken::Draws));
+    const uint64_t at = uint64_t(step.index) * 8;
+    pick_->record(stream, whole(ranked), top_k, whole(s.chain_draws_io->device_buffer()), step.index, whole(picks));
+    s.chain_ranked_io->record_download(stream, 8, at);
+    stream.copy({&picks, at + 4, 4}, {&token, 0, 4});
+  }
   stream.release_external(whole(token));
 }
 
@@ -560,8 +582,9 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
   chain_left_ = p.chain ? p.chain - 1 : 0;
   Scratch& s = *scratch_;
   const auto h1 = Clock::now();
-  if (p.chain) s.chain_ranked_io->read(0, p.head.ranked, uint64_t(p.chain) * 8);
-  else if (p.chain_row && has_head()) s.chain_ranked_io->read(uint64_t(p.chain_row - 1) * 8, p.head.ranked, 8);
+  if (p.chain > 1) s.chain_ranked_io->read(0, p.picks, uint64_t(p.chain - 1) * 8);
+  if (p.chain_row && has_head() && !p.chain_last)
+    s.chain_ranked_io->read(uint64_t(p.chain_row - 1) * 8, p.head.ranked, 8);
   else if (top_k) s.ranked_io.read(0, p.head.ranked, uint64_t(top_k) * 8);
   else if (rows) s.logits_io.read(0, p.head.logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);
   if (hidden_out) {

@@ -24,6 +24,7 @@
 #include "ops/infini_attention_layer.hpp"
 #include "ops/layer_snapshot.hpp"
 #include "ops/matmul.hpp"
+#include "ops/pick_token.hpp"
 #include "ops/row_chunks.hpp"
 #include "ops/top_k.hpp"
 #include "vk/buffer.hpp"
@@ -157,31 +158,39 @@ class LayerStage {
   // every piece), `ready` what the stage before handed on with it (its ready_out's token), and
   // the token returned is what to hand on to the next stage with the piece.
   //
-  // `chain`: the piece (one token) is step chain->index of a greedy chain over several stages:
-  // after the first step the embedding stage takes its token from the token ring (the head
-  // stage's best id of the step before, whose signal chain->token_ready carries), not from
-  // `tokens`; the head stage writes the step's logits to a row of their own, keeps its best pair
-  // for finish() (into head.ranked), sends the best id round the ring, and returns the ring's
-  // token. Needs the ring (HiddenSlots::token_*) on those two stages.
+  // `chain`: the piece (one token) is step chain->index of a chain over several stages: after
+  // the first step the embedding stage takes its token from the token ring (the head stage's pick
+  // of the step before, whose signal chain->token_ready carries), not from `tokens`; the head stage
+  // writes the step's logits to a row of their own and ranks its head.top_k best, picks the next
+  // token from them (ops::PickToken, with the draws of set_chain_draws), keeps the pick for
+  // finish() (one pair into head.ranked), sends its id round the ring, and returns the ring's
+  // token; at the chain's last step (chain->last) it keeps the top_k best for finish() instead.
+  // Needs the ring (HiddenSlots::token_*) on those two stages.
   struct ChainStep {
     uint32_t index = 0;
     vk::SignalToken token_ready;
+    bool last = false;
   };
   vk::SignalToken submit(std::span<const int32_t> tokens, std::span<const float> hidden_in, const HeadOutput& head,
                          uint32_t slot = 0, uint64_t ticket = 0, vk::SignalToken ready = {}, ChainStep* chain = nullptr);
   void finish(std::vector<float>* hidden_out);
   bool can_submit_ahead() const noexcept;
 
-  // Greedy decoding ahead on the device, for a stage that holds the whole model (embeds and has
-  // the head): feeds `first`, then steps - 1 more tokens, each the best-ranked token (ties to the
-  // lower id) of the logits before it, in one submission, so no host round trip, wait or wake-up
-  // comes between the tokens. finish() then gives back each step's best logit and id (2 * steps
-  // words into `ranked`, ops::TopK's pairs; the last id is not fed). `steps` is 1..chain_room().
-  void submit_chain(int32_t first, uint32_t steps, uint32_t* ranked);
+  // Decoding ahead on the device, for a stage that holds the whole model (embeds and has the
+  // head): feeds `first`, then steps - 1 more tokens, each picked on the device from the k best
+  // logits of the step before by `draws` (ops::PickToken: the best, or the host sampler's draw with
+  // uniforms[step]), in one submission, so no host round trip, wait or wake-up comes between the
+  // tokens. finish() then gives back the picks (2 * (steps - 1) words into `picks`, ops::TopK's
+  // pairs: the token step i + 1 was fed is pair i's id) and the last step's k best (2 * k words into
+  // `ranked`), from which the caller picks the next token. `steps` is 1..chain_room().
+  void submit_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k, uint32_t* picks,
+                    uint32_t* ranked);
   // Most steps a chain can take now: kMaxChain, fewer where the open segment has less room (a
   // chain never fills the segment, so that take_back can undo any of it).
   uint32_t chain_room() const noexcept;
-  // Whether this stage has its end of the token ring (greedy chains over several stages).
+  // The head stage, before a chain over several stages: how its steps pick (ops::PickToken).
+  void set_chain_draws(const ops::PickToken::Draws& draws);
+  // Whether this stage has its end of the token ring (chains over several stages).
   bool on_token_ring() const noexcept { return !slots_.token_in.empty() || !slots_.token_out.empty(); }
   // After a chain over several stages: its last `tokens` tokens may be taken back.
   void allow_take_back(uint32_t tokens) noexcept { chain_left_ = tokens; }
@@ -233,15 +242,17 @@ class LayerStage {
     uint32_t n;
     uint32_t chain;      // steps of a greedy chain on this stage alone (its tokens), 0 for a piece
     uint32_t chain_row;  // 1 + the index of a step of a chain over several stages, 0 for others
+    uint32_t* picks;     // a chain's picks, for finish()
+    bool chain_last;     // the last step of a chain over several stages
     double record_s, host_in_s, before_submit_s, submit_s;
     std::chrono::steady_clock::time_point submitted;
   };
   void record_chain_step_in(vk::CommandStream& stream, uint32_t index, uint32_t slot);
-  void record_chain_step_out(vk::CommandStream& stream, uint32_t index, uint32_t slot);
+  void record_chain_step_out(vk::CommandStream& stream, const ChainStep& step, uint32_t slot, uint32_t top_k);
   // The piece's logits rows go to rows logits_row.. of the logits buffer, its ranking to the ranked buffer.
   void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot,
                     uint32_t logits_row = 0);
-  void record_chain(vk::CommandStream& stream, uint32_t steps);
+  void record_chain(vk::CommandStream& stream, uint32_t steps, uint32_t k);
   // The recording to submit: `cached` when there is one (the layers' state advanced by `tokens`
   // as recording it would), else one made by `record` into a new stream left in `*keep` for the
   // caller's cache (when it has room; else into the stage's scratch stream). record_s gets the
@@ -269,14 +280,16 @@ class LayerStage {
   std::unique_ptr<ops::RowChunks> head_embd_;               // head stage of a tied model not holding token_embd
   std::unique_ptr<ops::Matmul> logits_matmul_;
   std::unique_ptr<ops::TopK> top_k_;  // head stage
+  std::unique_ptr<ops::PickToken> pick_;  // head stage
   std::optional<uint32_t> last_row_;  // the logits buffer's row of the last token with logits
   std::unique_ptr<Scratch> scratch_;
   std::unique_ptr<vk::CommandStream> stream_;  // for reset() and shapes past the cache's capacity
-  // tokens, logits rows, top-k, first segment, ends the segment, shared slot, 1 + chain step (or 0)
-  using PieceShape = std::tuple<uint32_t, uint32_t, uint32_t, bool, bool, uint32_t, uint32_t>;
+  // tokens, logits rows, top-k, first segment, ends the segment, shared slot, 1 + chain step (or 0),
+  // the chain's last step
+  using PieceShape = std::tuple<uint32_t, uint32_t, uint32_t, bool, bool, uint32_t, uint32_t, bool>;
   std::map<PieceShape, std::unique_ptr<vk::CommandStream>> recorded_;
-  // Greedy chains: steps, first segment
-  using ChainShape = std::tuple<uint32_t, bool>;
+  // Chains: steps, first segment, ranked logits per step
+  using ChainShape = std::tuple<uint32_t, bool, uint32_t>;
   std::map<ChainShape, std::unique_ptr<vk::CommandStream>> chains_;
   uint32_t chain_left_ = 0;  // tokens of the last chain take_back may still take
   std::vector<BusyInterval>* timeline_ = nullptr;

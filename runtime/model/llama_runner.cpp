@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <string>
 
@@ -233,20 +234,22 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_
   if (greedy_chain() == 0)
     throw Error("model: greedy decoding ahead on the device needs the model on one device, or devices that pass "
                 "tokens back to the first on the device");
-  if (steps == 0 || steps > greedy_room())
+  if (steps == 0 || steps > chain_room())
     throw Error("model: a greedy chain of " + std::to_string(steps) + " steps; this stream takes 1.." +
-                std::to_string(greedy_room()) + " now");
+                std::to_string(chain_room()) + " now");
   if (first < 0 || first >= config_.vocab)
     throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
                 std::to_string(config_.vocab));
   std::vector<uint32_t> pairs(size_t(steps) * 2);
   const auto t0 = std::chrono::steady_clock::now();
+  // The picks, then the last step's best: the pairs in step order.
+  uint32_t* const last = pairs.data() + 2 * size_t(steps - 1);
   if (pipeline_) {
-    pipeline_->run_chain(first, steps, pairs.data());
+    pipeline_->run_chain(first, steps, ops::PickToken::Draws{}, 1, pairs.data(), last);
     for (auto& stage : stages_) stage->allow_take_back(steps - 1);
   } else {
     LayerStage& stage = *stages_.front();
-    stage.submit_chain(first, steps, pairs.data());
+    stage.submit_chain(first, steps, ops::PickToken::Draws{}, 1, pairs.data(), last);
     stage.finish(nullptr);
   }
   token_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
@@ -256,6 +259,37 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_
   for (uint32_t i = 0; i < steps; ++i) out.push_back(ops::TopK::unpack(pairs.data() + 2 * i, 1).at(0));
   return out;
 }
+
+LlamaRunner::ChainPicks LlamaRunner::forward_sampled(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws,
+                                                     uint32_t k) {
+  if (greedy_chain() == 0)
+    throw Error("model: sampled decoding ahead on the device needs the model on one device, or devices that pass "
+                "tokens back to the first on the device");
+  if (steps == 0 || steps > chain_room())
+    throw Error("model: a sampled chain of " + std::to_string(steps) + " steps; this stream takes 1.." +
+                std::to_string(chain_room()) + " now");
+  if (first < 0 || first >= config_.vocab)
+    throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
+                std::to_string(config_.vocab));
+  std::vector<uint32_t> picks(size_t(steps - 1) * 2), last(size_t(k) * 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (pipeline_) {
+    pipeline_->run_chain(first, steps, draws, k, picks.data(), last.data());
+    for (auto& stage : stages_) stage->allow_take_back(steps - 1);
+  } else {
+    LayerStage& stage = *stages_.front();
+    stage.submit_chain(first, steps, draws, k, picks.data(), last.data());
+    stage.finish(nullptr);
+  }
+  token_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
+  tokens_seen_ += int64_t(steps);
+  ChainPicks out;
+  for (uint32_t i = 0; i + 1 < steps; ++i)
+    out.picks.push_back({std::bit_cast<float>(picks[2 * i]), int32_t(picks[2 * i + 1])});
+  out.last = ops::TopK::unpack(last.data(), k);
+  return out;
+}
+
 
 namespace {
 // The largest power of two that is at most `most` (at least 1): chain lengths a stream replays.
@@ -277,14 +311,14 @@ uint32_t LlamaRunner::greedy_chain() const noexcept {
   return auto_greedy_chain(stages_.front()->device().caps().type == vk::DeviceType::Cpu, token_seconds_);
 }
 
-uint32_t LlamaRunner::greedy_room() const noexcept {
+uint32_t LlamaRunner::chain_room() const noexcept {
   // Every stage's open segment has the same room (pieces never cross a boundary).
   return std::min(greedy_chain(), stages_.front()->chain_room());
 }
 
-uint32_t LlamaRunner::greedy_steps(int64_t wanted) const noexcept {
+uint32_t LlamaRunner::chain_steps(int64_t wanted) const noexcept {
   if (wanted < 1) return 0;
-  return power_of_two_at_most(double(std::min<int64_t>(greedy_room(), wanted)));
+  return power_of_two_at_most(double(std::min<int64_t>(chain_room(), wanted)));
 }
 
 void LlamaRunner::take_back(uint32_t tokens) {

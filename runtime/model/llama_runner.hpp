@@ -89,21 +89,31 @@ class LlamaRunner {
   // then steps - 1 more tokens, each the best-ranked token of the logits before it (ties to the
   // lower id, as forward_ranked ranks), in one submission. Returns each step's best logit and
   // id, in order (the last id is not fed). The logits are those forward_ranked gives token by
-  // token. steps: 1..greedy_room(). Several devices: not available (greedy_room() is 0).
+  // token. steps: 1..chain_room(). Several devices: not available (chain_room() is 0).
   std::vector<ops::RankedLogit> forward_greedy(int32_t first, uint32_t steps);
-  // Most steps forward_greedy takes now: greedy_chain(), fewer near the end of the open segment
-  // (a chain never fills it).
-  uint32_t greedy_room() const noexcept;
+  // Sampled decoding ahead on the device: feeds `first`, then steps - 1 more
+  // tokens, step i + 1's token drawn from step i's k best logits with `draws` (the host sampler's
+  // settings and its uniforms[i]; ops::PickToken). Gives back those steps - 1 picks (a NaN logit
+  // among them: that step's logits held one) and the last step's k best, from which the caller
+  // draws the next token. steps: 1..chain_room() (several devices: with the token ring).
+  struct ChainPicks {
+    std::vector<ops::RankedLogit> picks;  // picks[i]: the token step i + 1 was fed
+    std::vector<ops::RankedLogit> last;   // the last step's k best, best first
+  };
+  ChainPicks forward_sampled(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k);
+  // Most steps a chain (forward_greedy, forward_sampled) takes now: greedy_chain(), fewer near the
+  // end of the open segment (a chain never fills it).
+  uint32_t chain_room() const noexcept;
   // options().greedy_chain, or where 0 auto_greedy_chain for the device and the last decode
   // step's time; 0 on several devices without the token ring.
   uint32_t greedy_chain() const noexcept;
-  // Steps for the next chain of a greedy decode wanting `wanted` more tokens: the largest power of
-  // two within greedy_room() and `wanted` (so that a stream replays a few recordings); 1: token
+  // Steps for the next chain of a decode wanting `wanted` more tokens: the largest power of
+  // two within chain_room() and `wanted` (so that a stream replays a few recordings); 1: token
   // by token (forward_ranked) for now; 0 when `wanted` is.
-  uint32_t greedy_steps(int64_t wanted) const noexcept;
-  // Takes back the last `tokens` tokens of the last forward_greedy (fewer than its steps, and
-  // nothing fed since): for a decode that stopped inside a chain. The last logits become those
-  // of the token before them. Throws beyond that, changing nothing.
+  uint32_t chain_steps(int64_t wanted) const noexcept;
+  // Takes back the last `tokens` tokens of the last chain (fewer than its steps, and nothing fed
+  // since): for a decode that stopped inside a chain. The last logits become those of the token
+  // before them. Throws beyond that, changing nothing.
   void take_back(uint32_t tokens);
   // The last token's whole logits row after forward_ranked (read from the device). Throws when
   // nothing was fed since the start, reset() or restore_state().

@@ -15,20 +15,53 @@ Sampler::Sampler(const SamplerOptions& options) : options_(options), state_(opti
   if (options.top_k < 0) throw Error("sampler: top-k must be >= 0, got " + std::to_string(options.top_k));
   if (!(options.top_p > 0 && options.top_p <= 1))
     throw Error("sampler: top-p must be in (0, 1], got " + std::to_string(options.top_p));
+  if (options.temperature > 0) settings_ = ops::draw_settings(options.temperature, options.top_p);
 }
 
-double Sampler::next_uniform() {
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+namespace {
+// splitmix64's output for the state after an advance.
+uint64_t mixed(uint64_t z) noexcept {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return double(z >> 11) * 0x1.0p-53;
+  return z ^ (z >> 31);
+}
+float uniform_of(uint64_t z) noexcept { return float(mixed(z) >> 40) * 0x1.0p-24f; }
+}  // namespace
+
+float Sampler::next_uniform() { return uniform_of(state_ += kGolden); }
+
+std::vector<float> Sampler::peek_uniforms(uint32_t count) const {
+  std::vector<float> out(count);
+  uint64_t state = state_;
+  for (float& u : out) u = uniform_of(state += kGolden);
+  return out;
 }
 
 uint32_t Sampler::ranked_needed() const noexcept {
   if (options_.temperature == 0) return 1;
   if (options_.top_k > 0 && uint32_t(options_.top_k) <= ops::TopK::kMaxK) return uint32_t(options_.top_k);
   return 0;
+}
+
+int32_t Sampler::take_drawn(const ops::RankedLogit& pick) {
+  if (std::isnan(pick.logit)) throw Error("sampler: the logits contain NaN");
+  skip(draws_per_token());
+  return pick.id;
+}
+
+ops::PickToken::Draws Sampler::device_draws(uint32_t steps) const {
+  if (steps > ops::PickToken::kMaxSteps)
+    throw Error("sampler: " + std::to_string(steps) + " draws ahead; the device takes at most " +
+                std::to_string(ops::PickToken::kMaxSteps));
+  ops::PickToken::Draws d;
+  d.greedy = options_.temperature == 0 ? 1 : 0;
+  d.inv_temperature = settings_.inv_temperature;
+  d.top_p = settings_.top_p;
+  if (!d.greedy) {
+    const std::vector<float> u = peek_uniforms(steps);
+    std::copy(u.begin(), u.end(), d.uniforms.begin());
+  }
+  return d;
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
@@ -55,29 +88,7 @@ int32_t Sampler::sample_ranked(std::span<const ops::RankedLogit> ranked) {
     if (std::isnan(r.logit)) throw Error("sampler: the logits contain NaN");
   if (options_.temperature == 0) return ranked[0].id;
   const size_t k = options_.top_k > 0 ? std::min(ranked.size(), size_t(options_.top_k)) : ranked.size();
-
-  // Softmax over the top k in double, then the nucleus: the shortest prefix reaching top_p.
-  std::vector<double> p(k);
-  const double top = ranked[0].logit;
-  double sum = 0;
-  for (size_t i = 0; i < k; ++i) sum += p[i] = std::exp((double(ranked[i].logit) - top) / options_.temperature);
-  size_t keep = k;
-  double kept = 0;
-  for (size_t i = 0; i < k; ++i) {
-    kept += p[i] / sum;
-    if (kept >= options_.top_p) {
-      keep = i + 1;
-      break;
-    }
-  }
-  double total = 0;
-  for (size_t i = 0; i < keep; ++i) total += p[i];
-  double u = next_uniform() * total;
-  for (size_t i = 0; i < keep; ++i) {
-    if (u < p[i]) return ranked[i].id;
-    u -= p[i];
-  }
-  return ranked[keep - 1].id;  // rounding left u just past the end
+  return ranked[ops::ranked_draw(ranked.first(k), settings_, next_uniform())].id;
 }
 
 }  // namespace infini::model

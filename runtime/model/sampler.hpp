@@ -1,12 +1,16 @@
 #pragma once
 // Picks the next token from logits: greedy (temperature 0), or a draw from
 // softmax(logits / temperature) restricted to the top_k most likely tokens and then to the
-// smallest set whose probability reaches top_p. The random stream is our own (splitmix64), so a
-// seed gives the same tokens on every platform and standard library.
+// smallest set whose probability reaches top_p. The random stream is our own (splitmix64) and the
+// draw is ops::ranked_draw (f32, an exp of its own), so a seed gives the same tokens on every
+// platform and standard library, and on the device when it decodes sampled tokens ahead
+// (pick_token.comp): draws() tells it the uniforms the next tokens use.
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "ops/pick_token.hpp"
+#include "ops/ranked_draw.hpp"
 #include "ops/top_k.hpp"
 
 namespace infini::model {
@@ -31,11 +35,26 @@ class Sampler {
   // How many of the best logits a draw needs: 1 for greedy, top_k when it is at most
   // ops::TopK::kMaxK, 0 when it needs the whole row.
   uint32_t ranked_needed() const noexcept;
-  // Uniform in [0, 1) from the next 53 bits of the stream.
-  double next_uniform();
+  // The token the device drew (ops::PickToken) with this sampler's settings and next uniform
+  // (peek_uniforms): takes that draw, as sample_ranked would have. Throws infini::Error on a NaN
+  // logit (which the device passes on) without taking it.
+  int32_t take_drawn(const ops::RankedLogit& pick);
+  // What ops::PickToken reads to draw the next `steps` tokens as this sampler would (at most
+  // PickToken::kMaxSteps); nothing is taken.
+  ops::PickToken::Draws device_draws(uint32_t steps) const;
+  // Uniform in [0, 1) from the next 24 bits of the stream (exact in f32).
+  float next_uniform();
+  // Random numbers each token takes: 0 greedy, 1 otherwise.
+  uint32_t draws_per_token() const noexcept { return options_.temperature == 0 ? 0 : 1; }
+  // The uniforms of the next `count` draws, without taking them (skip() does).
+  std::vector<float> peek_uniforms(uint32_t count) const;
+  void skip(uint32_t draws) noexcept { state_ += uint64_t(draws) * kGolden; }
+  const ops::DrawSettings& settings() const noexcept { return settings_; }
 
  private:
+  static constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
   SamplerOptions options_;
+  ops::DrawSettings settings_;
   uint64_t state_;
   std::vector<int32_t> order_;         // scratch, kept to avoid reallocating per token
   std::vector<ops::RankedLogit> top_;  // likewise

@@ -87,7 +87,8 @@ void StagePipeline::run_here(const Piece& piece) {
   if (!failure.empty()) throw Error(failure);
 }
 
-void StagePipeline::run_chain(int32_t first, uint32_t steps, uint32_t* pairs) {
+void StagePipeline::run_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k,
+                              uint32_t* picks, uint32_t* last_ranked) {
   const size_t count = stages_.size();
   const size_t slots = stages_.front()->slot_count();
   std::vector<uint64_t> tickets(steps, 0);
@@ -109,7 +110,8 @@ void StagePipeline::run_chain(int32_t first, uint32_t steps, uint32_t* pairs) {
       ++finished[s];
     }
   };
-  vk::SignalToken token;  // the head's best id of the step before, on its way round the ring
+  stages_.back()->set_chain_draws(draws);
+  vk::SignalToken token;  // the head's pick of the step before, on its way round the ring
   uint32_t done = 0;      // steps finished on every stage
   for (uint32_t i = 0; i < steps && failure.empty(); ++i) {
     while (i - done >= slots) finish_step(done++);  // a slot's inputs and waits are free again
@@ -120,8 +122,9 @@ void StagePipeline::run_chain(int32_t first, uint32_t steps, uint32_t* pairs) {
       LayerStage& stage = *stages_[s];
       const bool last = s + 1 == count;
       const bool ahead = stage.in_flight() > 0;
-      LayerStage::ChainStep step{i, s == 0 ? std::move(token) : vk::SignalToken{}};
-      const HeadOutput head = last ? HeadOutput{1, nullptr, 1, pairs + 2 * size_t(i)} : HeadOutput{};
+      LayerStage::ChainStep step{i, s == 0 ? std::move(token) : vk::SignalToken{}, i + 1 == steps};
+      const HeadOutput head =
+          last ? HeadOutput{1, nullptr, k, step.last ? last_ranked : picks + 2 * size_t(i)} : HeadOutput{};
       try {
         vk::SignalToken handed = stage.submit(std::span<const int32_t>(&first, 1), {}, head, uint32_t(i % slots),
                                               tickets[i], std::move(ready), &step);

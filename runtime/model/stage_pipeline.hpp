@@ -58,13 +58,15 @@ class StagePipeline {
   // rest of the pieces are dropped and the first failure is thrown, naming the stage's device and
   // layers (the stream state is then inconsistent: reset or restore before feeding more).
   void run(std::span<const Piece> pieces);
-  // A greedy chain of `steps` decode steps (LlamaRunner::forward_greedy), all submitted before
-  // any is waited for: each stage's step waits on its device for the stage before, and the first
-  // stage's next step for the head stage's best id (the token ring), so no host work comes
-  // between the tokens. The host waits only when a stage holds as many steps as it has slots.
-  // `pairs` gets each step's best pair (2 words each). Needs the ring (LayerStage::on_token_ring).
-  // Failures as in run().
-  void run_chain(int32_t first, uint32_t steps, uint32_t* pairs);
+  // A chain of `steps` decode steps (LlamaRunner::forward_greedy, forward_sampled), all submitted
+  // before any is waited for: each stage's step waits on its device for the stage before, and the
+  // first stage's next step for the head stage's pick (the token ring; picked from the step's k
+  // best by `draws`, ops::PickToken), so no host work comes between the tokens. The host waits
+  // only when a stage holds as many steps as it has slots. `picks` gets the picks of all steps but
+  // the last (2 words each), `last` the last step's k best (2 * k words). Needs the ring
+  // (LayerStage::on_token_ring). Failures as in run().
+  void run_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k, uint32_t* picks,
+                 uint32_t* last);
   // Per stage, running totals (the first stage's are its waits for run() to hand it pieces).
   std::vector<HandoffProfile> handoffs() const;
 

@@ -69,15 +69,16 @@ with tempfile.TemporaryDirectory() as tmp:
     records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
     check(len(records) == 1 and 0 < records[0].get("decode_barriers_per_token", 0)
           < records[0].get("decode_dispatches_per_token", 0), f"model record {records}")
-    # Greedy decode in chains of up to 4 tokens per submission: the same dispatches per token as
-    # token by token (a chain replays a token's commands, with copies between them), and the
-    # chain as resolved in the record (auto: 1 on this CPU driver).
+    # Greedy decode in chains of up to 4 tokens per submission: a token's dispatches as token by
+    # token does (a chain replays a token's commands) and at most one more, the pick of the next
+    # step's token, and the chain as resolved in the record (auto: 1 on this CPU driver).
     r = run(["--workload", "model", "--model", model, "--prefill", "8", "--decode", "6", "--repeat", "1",
              "--greedy-chain", "auto,4"])
     check(r.returncode == 0, "bench model --greedy-chain: " + r.stderr)
     records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
     check([x.get("greedy_chain") for x in records] == [1, 4]
-          and records[0]["decode_dispatches_per_token"] == records[1]["decode_dispatches_per_token"],
+          and records[0]["decode_dispatches_per_token"] < records[1]["decode_dispatches_per_token"]
+          <= records[0]["decode_dispatches_per_token"] + 1,
           f"greedy-chain records {records}")
     # On the vector kernel the norms and the SwiGLU run inside the projections: per layer and
     # token 4 dispatches (2 norms, up, SwiGLU) and 3 barriers fewer than with them apart, and one

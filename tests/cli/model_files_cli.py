@@ -89,9 +89,18 @@ with tempfile.TemporaryDirectory() as tmp:
     # (the same bytes, whatever they are for a random model).
     greedy = [INFINI, "run", "-m", direct, "-p", "Once upon a time", "-n", "20", "--temp", "0", "--quiet"]
     by_token = subprocess.run(greedy + ["--greedy-chain", "1"], capture_output=True)
-    chained = subprocess.run(greedy + ["--greedy-chain", "8"], capture_output=True)
+    chained = subprocess.run(greedy + ["--decode-chain", "8"], capture_output=True)
     check(by_token.returncode == 0 and chained.returncode == 0 and by_token.stdout == chained.stdout
           and len(by_token.stdout) > 0, f"run --greedy-chain: {by_token.stdout!r} vs {chained.stdout!r} {chained.stderr!r}")
+
+    # Sampled generation too: the device draws what the host draws (and --greedy-chain is the
+    # option's old name).
+    sampled = [INFINI, "run", "-m", direct, "-p", "Once upon a time", "-n", "24", "--temp", "1.2", "--top-k", "20",
+               "--seed", "7", "--quiet"]
+    by_token = subprocess.run(sampled + ["--decode-chain", "1"], capture_output=True)
+    chained = subprocess.run(sampled + ["--greedy-chain", "8"], capture_output=True)
+    check(by_token.returncode == 0 and chained.returncode == 0 and by_token.stdout == chained.stdout
+          and len(by_token.stdout) > 0, f"run sampled --decode-chain: {by_token.stdout!r} vs {chained.stdout!r} {chained.stderr!r}")
 
     # Bad input: one line on stderr and a non-zero exit.
     missing = os.path.join(tmp, "missing.gguf")
@@ -102,7 +111,7 @@ with tempfile.TemporaryDirectory() as tmp:
                  ["quantize", f32, quantized, "--type", "q3_k"],
                  ["make-model", "--out", quantized, "--tokenizer", "gpt2", "--vocab", "100"],
                  ["make-model", "--out", quantized, "--tokenizer", "wordpiece"],
-                 ["run", "-m", direct, "-p", "x", "--greedy-chain", "17"]):
+                 ["run", "-m", direct, "-p", "x", "--decode-chain", "17"]):
         r = run(args)
         check(is_one_line_error(r), f"{' '.join(args[:3])}: expected a one-line error, got {r.returncode} {r.stderr!r}")
 

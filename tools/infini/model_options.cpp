@@ -20,9 +20,10 @@ void add_model_options(CLI::App& app, ModelArgs& args) {
   add_memory_option(app, args.options.memory);
   app.add_option("--max-piece", args.options.max_piece, "Most tokens per device submission (bounds scratch memory)")
       ->check(CLI::Range(1u, 65536u));
-  app.add_option("--greedy-chain", args.options.greedy_chain,
-                 "Greedy decoding: most tokens per device submission, each fed from the one before on the device "
-                 "(1: one per submission; default: on GPUs as many as decode in about 50 ms, up to 16; 1 on CPU drivers)")
+  app.add_option("--decode-chain,--greedy-chain", args.options.decode_chain,
+                 "Most tokens per device submission when generating, each picked (greedy, or drawn as the host "
+                 "sampler draws, top-k 1..64) and fed to the next step on the device (1: one per submission; "
+                 "default: on GPUs as many as decode in about 50 ms, up to 16; 1 on CPU drivers)")
       ->check(CLI::Range(1u, 16u));
   add_device_options(app, args);
 }

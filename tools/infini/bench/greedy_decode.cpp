@@ -6,7 +6,7 @@ namespace infini::cli {
 
 int32_t decode_greedy(model::LlamaRunner& runner, int32_t next, int64_t tokens) {
   for (int64_t i = 0; i < tokens;) {
-    const uint32_t steps = runner.greedy_steps(tokens - i);
+    const uint32_t steps = runner.chain_steps(tokens - i);
     if (steps > 1) {
       next = runner.forward_greedy(next, steps).back().id;
       i += steps;

@@ -1,7 +1,7 @@
 #pragma once
 // Greedy decode as `infini run --temp 0` does it, for the benchmarks: the argmax taken on the
 // device, and the tokens fed from there in chains where the runner offers them
-// (LlamaRunner::greedy_steps), token by token elsewhere.
+// (LlamaRunner::chain_steps), token by token elsewhere.
 #include <cstdint>
 
 #include "model/llama_runner.hpp"
