@@ -12,6 +12,12 @@ import os
 import sys
 
 
+def chain_label(r):
+    """Decode tokens per submission, and the temperature where decode drew its tokens."""
+    label = num(r.get("greedy_chain"))
+    return label + f" (T {r['temperature']:g})" if r.get("temperature") else label
+
+
 def num(x, digits=3):
     """A figure to `digits` significant digits, thousands grouped."""
     if x is None:
@@ -59,7 +65,7 @@ def matmul_row(r):
 def model_row(r):
     return [os.path.basename(r.get("model", "")), shape_name(r.get("shape")), r.get("matmul_kernel", ""),
             num(r.get("fused_steps")), r.get("attention_kernel", ""), r.get("vector_tiles", ""),
-            r.get("matrix_tiles", ""), num(r.get("wait_spin_us")), num(r.get("greedy_chain")), num(r.get("prefill_tokens")),
+            r.get("matrix_tiles", ""), num(r.get("wait_spin_us")), chain_label(r), num(r.get("prefill_tokens")),
             spread(r, "prefill_tokens_per_s"), spread(r, "decode_tokens_per_s"),
             f"{num(r.get('decode_dispatches_per_token'))} / {num(r.get('decode_barriers_per_token'))}"
             if "decode_dispatches_per_token" in r else "",
@@ -84,7 +90,7 @@ def handoff_label(r):
 
 
 def pipeline_row(r):
-    return [r.get("devices", ""), handoff_label(r), num(r.get("greedy_chain")), spread(r, "prefill_tokens_per_s"),
+    return [r.get("devices", ""), handoff_label(r), chain_label(r), spread(r, "prefill_tokens_per_s"),
             num(r.get("prefill_ratio_to_first")), num(r.get("decode_tokens_per_s")), num(r.get("decode_ratio_to_first"))]
 
 
@@ -116,7 +122,7 @@ TABLES = [
                  f"{r.get('heads_q')}/{r.get('heads_kv')}/{r.get('head_dim')}", num(r.get("segment")),
                  num(r.get("tokens")), num(r.get("tokens_per_s")), num(r.get("gflops"))]]),
     ("Model: prefill and decode",
-     ["file", "shape", "matmul", "fused", "attention", "vector tiles", "matrix tiles", "wait spin us", "greedy chain",
+     ["file", "shape", "matmul", "fused", "attention", "vector tiles", "matrix tiles", "wait spin us", "decode chain",
       "prefill tokens", "prefill tokens/s",
       "decode tokens/s", "dispatches / barriers per token", "decode of bandwidth", "logit NMSE vs reference"],
      lambda r: r["workload"] == "model" and r.get("phase") == "prefill_decode", lambda r: [model_row(r)]),
@@ -132,7 +138,7 @@ TABLES = [
     ("Model: late stream against fresh (interleaved)", ["file", "position", "late / early"],
      lambda r: r["workload"] == "model" and r.get("phase") == "stream_interleaved",
      lambda r: [[os.path.basename(r.get("model", "")), num(r.get("late_position")), num(r.get("late_over_early"))]]),
-    ("Pipeline", ["devices", "hand-off", "greedy chain", "prefill tokens/s", "ratio", "decode tokens/s", "ratio"],
+    ("Pipeline", ["devices", "hand-off", "decode chain", "prefill tokens/s", "ratio", "decode tokens/s", "ratio"],
      lambda r: r["workload"] == "pipeline" and "phase" not in r, lambda r: [pipeline_row(r)]),
     ("Pipeline: per stage and piece (us)",
      ["devices", "hand-off", "phase", "stage", "wall", "device", "submit and wake", "queued", "thread wake",

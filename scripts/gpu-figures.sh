@@ -50,10 +50,12 @@ $infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16 
   --matrix-tiles 2x2x4x4x32,2x2x4x4x32x2
 $infini bench --workload matmul --m 512 --n 2048 --k 2048 --dtype f32-f16 --matmul-kernel coopmat --repeat 10 \
   --matrix-tiles 2x2x4x4x32,2x2x2x2x32,2x2x2x2x32x2,2x2x2x4x32,2x2x4x2x32,1x2x4x4x32
-step "155M: prefill 512, decode 128; greedy chains of 16 tokens per submission (auto) against one; the host polling before it sleeps (default) or not; the vector kernel with more loads in flight"
+step "155M: prefill 512, decode 128; chains of 16 tokens per submission (auto) against one, greedy and sampled; the host polling before it sleeps (default) or not; the vector kernel with more loads in flight"
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles auto,128x2x4
 INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1
+# Sampled decode (top-k 40, as infini run): token by token against chains drawn on the device.
+$infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto --temperature 0.8
 step "1.1B (TinyLlama's shape): where the time goes, then prefill 512 and decode 128 as above"
 $infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 32 --repeat 1 --kernel-times
@@ -101,9 +103,11 @@ $infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,
   --handoff-waits host,auto --prefill 8192 --decode 32 --repeat 3 --greedy-chain 1
 $infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0 --handoffs device-memory \
   --handoff-waits timeline,sync-file --prefill 8192 --decode 128 --repeat 3 --greedy-chain 1
-step "greedy chains over the pipeline: each token back to the first device round a ring of shared memory and signals (issue 35's decode)"
+step "chains over the pipeline (greedy, then sampled): each token back to the first device round a ring of shared memory and signals (issue 35's decode)"
 $infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --handoffs device-memory \
   --handoff-waits auto --prefill 2048 --decode 128 --repeat 3 --greedy-chain 1,auto
+$infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0 --handoffs device-memory \
+  --handoff-waits auto --prefill 2048 --decode 128 --repeat 3 --greedy-chain 1,auto --temperature 0.8
 if [ -x .peer/run_peer.sh ]; then
   step "peer: llama.cpp Vulkan and infini on plain Llama files of the same shapes (llama.cpp does not load Infini tensors)"
   $infini make-model --out "$models/p155.gguf" --vocab 32000 --embd 1024 --layers 8 --heads 16 --kv-heads 4 --ffn 2816 --dtype f16 --no-infini

@@ -33,6 +33,8 @@ struct BenchOptions {
   std::vector<ops::AttentionKernel> attention_kernels{ops::AttentionKernel::Auto};
   // model: greedy decode's most tokens per submission (RunnerOptions::greedy_chain; 0: the device's choice).
   std::vector<uint32_t> greedy_chains{0};
+  // model and pipeline: decode's sampling temperature (0: greedy; else top-k 40, top-p 0.95, as infini run).
+  double temperature = 0;
   // attention: one layer over streams of these lengths.
   std::vector<int64_t> tokens{65536};
   int64_t segment = kDefaultSegment;

@@ -13,7 +13,7 @@
 #include "bench.hpp"
 #include "stopwatch.hpp"
 #include "bench_model_file.hpp"
-#include "greedy_decode.hpp"
+#include "decode_tokens.hpp"
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
 #include "model/llama_loader.hpp"
@@ -152,7 +152,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
       const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
       const model::StageProfile before = runner.profile();
       t0 = std::chrono::steady_clock::now();
-      decode_greedy(runner, next, o.decode);
+      decode_tokens(runner, next, o.decode, bench_sampling(o.temperature));
       decode_rate.push_back(double(o.decode) / seconds_since(t0));
       decode_profile = runner.profile() - before;
       decode_kernels = runner.dispatch_profile() - after_prefill;
@@ -169,6 +169,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   record["matrix_tiles"] = choice.matrix_tiles.name();
   // Most decode tokens per submission, as the runner resolved it (1: a submission per token).
   record["greedy_chain"] = std::max<uint32_t>(runner.greedy_chain(), 1);
+  record["temperature"] = o.temperature;  // decode's draws (0: greedy)
   // How long the host polls before it sleeps in a wait (vk/host_wait.hpp; INFINI_WAIT_SPIN_US).
   record["wait_spin_us"] = int64_t(run.device.wait_spin().count());
   if (o.kernel_times) record["kernel_times"] = true;  // its kernels ran one at a time: not a throughput figure

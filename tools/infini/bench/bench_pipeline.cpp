@@ -15,7 +15,7 @@
 #include "split_list.hpp"
 #include "stopwatch.hpp"
 #include "bench_model_file.hpp"
-#include "greedy_decode.hpp"
+#include "decode_tokens.hpp"
 #include "infini/context.hpp"
 #include "infini/error.hpp"
 #include "model/gguf_file.hpp"
@@ -145,7 +145,7 @@ void bench_pipeline(BenchRun& run) {
       std::vector<float> logits = s.runner->forward(prompt, false);
       s.prefill.push_back(double(o.prefill) / seconds_since(t0));
       t0 = std::chrono::steady_clock::now();
-      decode_greedy(*s.runner, argmax(logits), o.decode);
+      decode_tokens(*s.runner, argmax(logits), o.decode, bench_sampling(o.temperature));
       if (o.decode > 0) s.decode.push_back(double(o.decode) / seconds_since(t0));
     }
 
@@ -167,6 +167,7 @@ void bench_pipeline(BenchRun& run) {
                         {"handoff_wait", s.wait},
                         {"handoff_waits", handoff_wait_names(*s.runner)},
                         {"greedy_chain", std::max<uint32_t>(s.runner->greedy_chain(), 1)},
+                        {"temperature", o.temperature},
                         {"stages", stages},
                         {"segment", ro.infini.segment},
                         {"prefill_tokens", o.prefill},
@@ -193,7 +194,7 @@ void bench_pipeline(BenchRun& run) {
     const nlohmann::json prefill = handoff_json(*s.runner, profiles, handoffs);
     profiles = s.runner->stage_profiles();
     handoffs = s.runner->handoff_profiles();
-    decode_greedy(*s.runner, argmax(logits), o.decode);
+    decode_tokens(*s.runner, argmax(logits), o.decode, bench_sampling(o.temperature));
     nlohmann::json line{{"workload", "pipeline"}, {"phase", "handoffs"}, {"devices", s.name}, {"handoff", s.handoff},
                         {"handoff_wait", s.wait}, {"greedy_chain", std::max<uint32_t>(s.runner->greedy_chain(), 1)},
                         {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};

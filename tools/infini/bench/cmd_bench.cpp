@@ -200,6 +200,10 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_option("--greedy-chain", args->greedy_chains, "model: greedy decode's most tokens per device submission, each fed from the one before on the device, to time in the same run: auto (on GPUs as many as decode in about 50 ms, up to 16; 1 on CPU drivers) and/or 1 to 16 (1: a submission and a read-back per token, as llama.cpp's tg does)")
           ->capture_default_str();
+      app.add_option("--temperature", args->options.temperature,
+                     "model and pipeline: decode draws its tokens at this temperature with top-k 40 and top-p 0.95, "
+                     "as infini run does (chains draw on the device); 0: greedy")
+          ->check(CLI::Range(0.0, 100.0))->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")
           ->check(CLI::Range(int64_t(1), int64_t(1) << 20))->capture_default_str();
