@@ -2,8 +2,8 @@
 // Picks the next token from logits: greedy (temperature 0), or a draw from
 // softmax(logits / temperature) restricted to the top_k most likely tokens and then to the
 // smallest set whose probability reaches top_p. The random stream is our own (splitmix64) and the
-// draw is ops::ranked_draw (f32, an exp of its own), so a seed gives the same tokens on every
-// platform and standard library, and on the device when it decodes sampled tokens ahead
+// draw is ops::ranked_draw (f32, an exp of its own), so the same logits and seed give the same
+// tokens on every platform and standard library, and on the device when it decodes sampled tokens ahead
 // (pick_token.comp): draws() tells it the uniforms the next tokens use.
 #include <cstdint>
 #include <span>
