@@ -180,6 +180,26 @@ TEST_CASE("portable exp is within a few ulp of the libm's and never subnormal", 
   CHECK(ops::portable_exp(0.0f) == 1.0f);
 }
 
+TEST_CASE("a row's weights in one loop are the weights one by one, bit for bit", "[sampler]") {
+  std::mt19937 rng(5);
+  std::vector<float> row(4099);
+  for (float& l : row) {
+    const uint32_t kind = uint32_t(rng() % 8);
+    l = kind == 0 ? -std::numeric_limits<float>::infinity()
+        : kind == 1 ? std::bit_cast<float>(uint32_t(rng() % 0x007fffffu))  // subnormal
+        : kind == 2 ? 3.0f
+                    : std::normal_distribution<float>(0.0f, 20.0f)(rng);
+  }
+  for (const float inv_t : {1.0f, 0.01f, 25.0f, 0.0f}) {
+    std::vector<float> loop(row.size());
+    ops::draw_weights(row, 3.0f, inv_t, loop.data());
+    for (size_t i = 0; i < row.size(); ++i) {
+      INFO("logit " << row[i] << ", 1/T " << inv_t);
+      REQUIRE(std::bit_cast<uint32_t>(loop[i]) == std::bit_cast<uint32_t>(ops::draw_weight(row[i], 3.0f, inv_t)));
+    }
+  }
+}
+
 TEST_CASE("the host's draw is the float64 draw away from rounding boundaries", "[sampler]") {
   std::mt19937 rng(20261128);
   int compared = 0;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "infini/error.hpp"
+#include "model/whole_row_draw.hpp"
 
 namespace infini::model {
 
@@ -71,8 +72,11 @@ int32_t Sampler::sample(std::span<const float> logits) {
   // Greedy: the first maximum, so ties resolve the same way everywhere.
   if (options_.temperature == 0) return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 
+  // Top-k off: every token is a candidate, drawn without ranking the row where possible.
+  if (options_.top_k == 0) return whole_row_draw(logits, settings_, next_uniform(), weights_, order_);
+  // Else the k best, ranked as ops::TopK ranks them, so that the draw is sample_ranked's.
   const size_t n = logits.size();
-  const size_t k = options_.top_k > 0 ? std::min(n, size_t(options_.top_k)) : n;
+  const size_t k = std::min(n, size_t(options_.top_k));
   order_.resize(n);
   std::iota(order_.begin(), order_.end(), 0);
   auto more_likely = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };

@@ -4,7 +4,8 @@
 // smallest set whose probability reaches top_p. The random stream is our own (splitmix64) and the
 // draw is ops::ranked_draw (f32, an exp of its own), so the same logits and seed give the same
 // tokens on every platform and standard library, and on the device when it decodes sampled tokens ahead
-// (pick_token.comp): draws() tells it the uniforms the next tokens use.
+// (pick_token.comp): device_draws() tells it the uniforms the next tokens use. With top-k off the
+// draw is over the whole row (whole_row_draw: linear time where top-p is 1).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -30,7 +31,8 @@ class Sampler {
   int32_t sample(std::span<const float> logits);
   // The same draw from the best logits only, ranked best first with ties to the lower id (as
   // ops::TopK ranks them): equal to sample() of the whole row when `ranked` holds at least
-  // ranked_needed() of its best. Throws infini::Error when it is empty or holds NaN.
+  // ranked_needed() of its best (not 0: with top-k off sample() draws over the whole row its own
+  // way). Throws infini::Error when it is empty or holds NaN.
   int32_t sample_ranked(std::span<const ops::RankedLogit> ranked);
   // How many of the best logits a draw needs: 1 for greedy, top_k when it is at most
   // ops::TopK::kMaxK, 0 when it needs the whole row.
@@ -58,6 +60,7 @@ class Sampler {
   uint64_t state_;
   std::vector<int32_t> order_;         // scratch, kept to avoid reallocating per token
   std::vector<ops::RankedLogit> top_;  // likewise
+  std::vector<float> weights_;         // likewise
 };
 
 }  // namespace infini::model

@@ -11,47 +11,66 @@ namespace infini::ops {
 namespace {
 
 // The constants of pick_token.comp, bit for bit.
-float bits(uint32_t word) { return std::bit_cast<float>(word); }
-const float kLog2e = bits(0x3fb8aa3bu);         // 1 / ln 2
-const float kLn2High = bits(0x3f318000u);       // ln 2 = high + low, high with few bits (n * high is exact)
-const float kLn2Low = bits(0xb95e8083u);
-const float kInvFactorial[8] = {bits(0x3f800000u), bits(0x3f800000u), bits(0x3f000000u), bits(0x3e2aaaabu),
-                                bits(0x3d2aaaabu), bits(0x3c088889u), bits(0x3ab60b61u), bits(0x39500d01u)};
+constexpr float bits(uint32_t word) { return std::bit_cast<float>(word); }
+constexpr float kLog2e = bits(0x3fb8aa3bu);    // 1 / ln 2
+constexpr float kLn2High = bits(0x3f318000u);  // ln 2 = high + low, high with few bits (n * high is exact)
+constexpr float kLn2Low = bits(0xb95e8083u);
+constexpr float kInvFactorial[8] = {bits(0x3f800000u), bits(0x3f800000u), bits(0x3f000000u), bits(0x3e2aaaabu),
+                                    bits(0x3d2aaaabu), bits(0x3c088889u), bits(0x3ab60b61u), bits(0x39500d01u)};
 constexpr float kSmallestNormal = 0x1.0p-126f;
 
 // Subnormals become zero here, so a device that flushes them computes what the host does.
-float flushed(float v) noexcept { return std::fabs(v) < kSmallestNormal ? 0.0f : v; }
+inline float flushed(float v) noexcept { return std::fabs(v) < kSmallestNormal ? 0.0f : v; }
 
-// exp((logit - best) / T): 1 for the best (and its ties, and when both are infinite).
-float weight(float logit, float best, float inv_temperature) noexcept {
+// floor(y) for |y| < 2^31 (exact, as every floor is), without a libm call: loops over a row vectorise.
+inline float floor_of(float y) noexcept {
+  const float t = float(int32_t(y));
+  return t > y ? t - 1.0f : t;
+}
+
+// portable_exp, written with selects rather than branches (the same operations on the same values).
+inline float exp_of(float x) noexcept {
+  float c = x >= -87.0f ? x : -87.0f;  // NaN too: its result is replaced below
+  c = c > 88.0f ? 88.0f : c;
+  // x = n ln 2 + r with |r| <= ln 2 / 2 (Cody and Waite), e^r by Taylor to r^7 (error < 1e-8).
+  const float n = floor_of(c * kLog2e + 0.5f);
+  const float r = (c - n * kLn2High) - n * kLn2Low;
+  float p = kInvFactorial[7];
+  for (int j = 6; j >= 0; --j) p = p * r + kInvFactorial[j];
+  // n is in [-125, 127]: 2^n is a normal float, and so is the product.
+  const float e = p * std::bit_cast<float>(uint32_t(int32_t(n) + 127) << 23);
+  // exp(-87) is still a normal float: 0 below it (and for NaN).
+  return x >= -87.0f ? (x > 88.0f ? std::numeric_limits<float>::infinity() : e) : 0.0f;
+}
+
+inline float weight_of(float logit, float best, float inv_temperature) noexcept {
   const float l = flushed(logit);
-  if (l == best) return 1.0f;
-  const float d = flushed(l - best);
-  return portable_exp(flushed(d * inv_temperature));
+  const float e = exp_of(flushed(flushed(l - best) * inv_temperature));
+  return l == best ? 1.0f : e;
 }
 
 }  // namespace
+
+float draw_logit(float logit) noexcept { return flushed(logit); }
+
+float draw_weight(float logit, float best, float inv_temperature) noexcept {
+  return weight_of(logit, best, inv_temperature);
+}
+
+void draw_weights(std::span<const float> logits, float best, float inv_temperature, float* out) noexcept {
+  for (size_t i = 0; i < logits.size(); ++i) out[i] = weight_of(logits[i], best, inv_temperature);
+}
 
 DrawSettings draw_settings(double temperature, double top_p) noexcept {
   return {flushed(float(1.0 / temperature)), std::clamp(float(top_p), kSmallestNormal, 1.0f)};
 }
 
-float portable_exp(float x) noexcept {
-  if (!(x >= -87.0f)) return 0.0f;  // exp(-87) is still a normal float; NaN ends here too
-  if (x > 88.0f) return std::numeric_limits<float>::infinity();
-  // x = n ln 2 + r with |r| <= ln 2 / 2 (Cody and Waite), e^r by Taylor to r^7 (error < 1e-8).
-  const float n = std::floor(x * kLog2e + 0.5f);
-  const float r = (x - n * kLn2High) - n * kLn2Low;
-  float p = kInvFactorial[7];
-  for (int j = 6; j >= 0; --j) p = p * r + kInvFactorial[j];
-  // n is in [-125, 127]: 2^n is a normal float, and so is the product.
-  return p * std::bit_cast<float>(uint32_t(int32_t(n) + 127) << 23);
-}
+float portable_exp(float x) noexcept { return exp_of(x); }
 
 size_t ranked_draw(std::span<const RankedLogit> ranked, const DrawSettings& s, float u) noexcept {
   const size_t k = ranked.size();
   const float best = flushed(ranked[0].logit);
-  const auto w = [&](size_t i) { return weight(ranked[i].logit, best, s.inv_temperature); };
+  const auto w = [&](size_t i) { return weight_of(ranked[i].logit, best, s.inv_temperature); };
   float sum = 0;
   for (size_t i = 0; i < k; ++i) sum += w(i);
   // The nucleus: the shortest prefix holding top_p of the weight.

@@ -23,6 +23,13 @@ struct DrawSettings {
 // The settings for a temperature > 0 and top_p in (0, 1], as the draw and the device read them.
 DrawSettings draw_settings(double temperature, double top_p) noexcept;
 
+// A logit as the draw reads it (subnormals flushed to zero), and its weight exp((logit - best) / T)
+// against the best one so read: 1 for the best (and its ties, and when both are infinite).
+float draw_logit(float logit) noexcept;
+float draw_weight(float logit, float best, float inv_temperature) noexcept;
+// draw_weight of every logit of a row into out[0..logits.size()) (a loop that vectorises).
+void draw_weights(std::span<const float> logits, float best, float inv_temperature, float* out) noexcept;
+
 // exp(x) within a few ulp for x in [-87, 88]; 0 below (and for NaN), infinity above. The same
 // bits on every machine whose f32 arithmetic is IEEE.
 float portable_exp(float x) noexcept;
