@@ -193,11 +193,22 @@ records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode =
 check([(x.get("kernel"), x.get("memory_kernel"), x.get("segments")) for x in records] ==
       [("tiled", "tiled", 2), ("coopmat-emulated", "coopmat-emulated", 2)], f"attention records {records}")
 
+# The host's cost of a draw from a whole row: a record per vocabulary and setting (top-k off with
+# and without a nucleus, top-k 40), each a positive time.
+r = run(["--workload", "sampler", "--vocab", "1000,5000", "--repeat", "2"])
+check(r.returncode == 0, "bench sampler: " + r.stderr)
+records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+check([(x.get("vocab"), x.get("top_k"), x.get("top_p")) for x in records] ==
+      [(v, k, p) for v in (1000, 5000) for k, p in ((0, 1.0), (0, 0.95), (40, 0.95))]
+      and all(0 < x["us_per_token_min"] <= x["us_per_token"] <= x["us_per_token_max"] for x in records),
+      f"sampler records {records}")
+
 for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-kernel", "flash"], ["--workload", "nothing"],
             ["--repeat", "0"], ["--matrix-tiles", "2x2x4x4"], ["--matrix-tiles", ""], ["--matmul-kernel", ""], ["--dtype", ""], ["--workload", ""],
             ["--matmul-kernel", "coopmat-emulated", "--matrix-tiles", "2x2x4x4x24"], ["--fused-steps", "maybe"],
             ["--fused-steps", ""], ["--vector-tiles", "96x2"], ["--vector-tiles", ""], ["--handoff-waits", "pigeon"],
-            ["--handoffs", "pcie"], ["--greedy-chain", "17"], ["--greedy-chain", "0"], ["--temperature", "-1"]):
+            ["--handoffs", "pcie"], ["--greedy-chain", "17"], ["--greedy-chain", "0"], ["--temperature", "-1"],
+            ["--workload", "sampler", "--vocab", "0"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 
@@ -227,6 +238,8 @@ for row, x in zip(rows, models):
           and abs(float(cells[11].split(" ")[0].replace(",", "")) / x["decode_tokens_per_s"] - 1) < 5e-3,
           f"model row {cells} for {x}")
 check(len(table_rows("Matmul")) == len([x for x in all_records if x["workload"] == "matmul"]), "matmul rows")
+check(len(table_rows("Sampler (host, per token)")) == len([x for x in all_records if x["workload"] == "sampler"]),
+      "sampler rows")
 check(len(table_rows("Pipeline")) == len([x for x in all_records if x["workload"] == "pipeline" and "phase" not in x]),
       "pipeline rows")
 t = subprocess.run([sys.executable, TABLE], input="no records here\n", capture_output=True, text=True)

@@ -35,6 +35,8 @@ struct BenchOptions {
   std::vector<uint32_t> greedy_chains{0};
   // model and pipeline: decode's sampling temperature (0: greedy; else top-k 40, top-p 0.95, as infini run).
   double temperature = 0;
+  // sampler: rows of logits of these lengths.
+  std::vector<int64_t> vocabs{32000, 151936};
   // attention: one layer over streams of these lengths.
   std::vector<int64_t> tokens{65536};
   int64_t segment = kDefaultSegment;

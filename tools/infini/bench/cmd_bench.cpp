@@ -141,7 +141,8 @@ int run_bench(Args& args) {
                                     std::pair{"--attention-kernel", args.options.attention_kernels.empty()},
                                     std::pair{"--fused-steps", args.options.fused_steps.empty()},
                                     std::pair{"--greedy-chain", args.options.greedy_chains.empty()},
-                                    std::pair{"--tokens", args.options.tokens.empty()}})
+                                    std::pair{"--tokens", args.options.tokens.empty()},
+                                    std::pair{"--vocab", args.options.vocabs.empty()}})
     if (empty) throw Error(std::string(flag) + " needs at least one value");
   auto wanted = split_list(args.workloads);
   if (wanted.empty()) throw Error("--workload needs at least one value");
@@ -178,7 +179,7 @@ auto accepted_by(Parse parse) {
 const RegisterCommand registration{
     "bench", "Measure throughput and memory; prints one JSON object per line", [](CLI::App& app) {
       auto args = std::make_shared<Args>();
-      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, bandwidth, matmul, attention, model, pipeline)")
+      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, bandwidth, matmul, attention, model, pipeline, sampler)")
           ->capture_default_str();
       app.add_option("--repeat", args->options.repeat, "Timed runs per measurement")
           ->check(CLI::Range(1, 1000))
@@ -204,6 +205,8 @@ const RegisterCommand registration{
                      "model and pipeline: decode draws its tokens at this temperature with top-k 40 and top-p 0.95, "
                      "as infini run does (chains draw on the device); 0: greedy")
           ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+      app.add_option("--vocab", args->options.vocabs, "sampler: lengths of the rows of logits drawn from (the host's cost per token)")
+          ->delimiter(',')->check(CLI::Range(int64_t(1), int64_t(1) << 24))->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")
           ->check(CLI::Range(int64_t(1), int64_t(1) << 20))->capture_default_str();
