@@ -8,6 +8,7 @@
 // (the open segment's length, one more). A NaN logit ranks first and is passed on as the pick,
 // so the host sees it and refuses it. One invocation: at most 64 candidates.
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x = 1) in;
 
@@ -26,38 +27,11 @@ layout(std430, binding = 2) writeonly buffer Picks { uvec2 picks[]; };
 layout(std430, binding = 3) writeonly buffer Ids { int ids[]; };
 layout(std430, binding = 4) buffer Position { uint position[]; };
 
-// ops/ranked_draw.cpp's constants (macros: glslang folds no uintBitsToFloat in a const).
-#define LOG2E uintBitsToFloat(0x3fb8aa3bu)
-#define LN2_HIGH uintBitsToFloat(0x3f318000u)
-#define LN2_LOW uintBitsToFloat(0xb95e8083u)
-#define SMALLEST_NORMAL uintBitsToFloat(0x00800000u)
-const uint kInvFactorial[8] = uint[8](0x3f800000u, 0x3f800000u, 0x3f000000u, 0x3e2aaaabu, 0x3d2aaaabu, 0x3c088889u,
-                                      0x3ab60b61u, 0x39500d01u);
-
-float flushed(float v) { return abs(v) < SMALLEST_NORMAL ? 0.0 : v; }
-
-float portable_exp(float x) {
-  if (!(x >= -87.0)) return 0.0;
-  if (x > 88.0) return uintBitsToFloat(0x7f800000u);
-  precise float n = floor(x * LOG2E + 0.5);
-  precise float r = (x - n * LN2_HIGH) - n * LN2_LOW;
-  precise float poly = uintBitsToFloat(kInvFactorial[7]);
-  [[unroll]] for (int j = 6; j >= 0; --j) poly = poly * r + uintBitsToFloat(kInvFactorial[j]);
-  precise float e = poly * uintBitsToFloat(uint(int(n) + 127) << 23);
-  return e;
-}
+#include "common/draw_weight.glsl"
 
 float logit(uint i) { return uintBitsToFloat(ranked[i].x); }
 
-float weight(uint i, float best, float inv_temperature) {
-  const float l = flushed(logit(i));
-  if (l == best) return 1.0;
-  precise float d = flushed(l - best);
-  precise float x = flushed(d * inv_temperature);
-  return portable_exp(x);
-}
-
-bool is_nan(uint word) { return (word & 0x7f800000u) == 0x7f800000u && (word & 0x007fffffu) != 0u; }
+float weight(uint i, float best, float inv_temperature) { return draw_weight(logit(i), best, inv_temperature); }
 
 void main() {
   uint k = 0;

@@ -264,5 +264,136 @@ TEST_CASE_METHOD(GpuTest, "pick_token feeds the next step, greedy picks the best
   stream.end();
 }
 
+// Whole rows (top-k off, top-p 1): pick_row.comp against ops::row_draw, and row_draw against a
+// float64 inverse CDF in id order away from rounding boundaries.
+std::vector<float> random_row(std::mt19937& rng, size_t n) {
+  const float scales[] = {1e-3f, 1.0f, 4.0f, 40.0f};
+  std::normal_distribution<float> normal(0.0f, scales[rng() % 4]);
+  std::vector<float> row(n);
+  for (float& l : row) {
+    l = normal(rng);
+    switch (rng() % 16) {
+      case 0: l = std::round(l); break;
+      case 1: l = -std::numeric_limits<float>::infinity(); break;
+      case 2: l = std::bit_cast<float>(uint32_t(rng() % 0x007fffffu) | (rng() % 2 ? 0x80000000u : 0u)); break;
+      default: break;
+    }
+  }
+  return row;
+}
+
+size_t row_draw_in_f64(const std::vector<float>& row, float inv_t, double u) {
+  const auto norm = [](float v) { return std::fabs(v) < 0x1.0p-126f ? 0.0 : double(v); };
+  double best = -std::numeric_limits<double>::infinity();
+  for (float v : row) best = std::max(best, norm(v));
+  std::vector<double> w;
+  double total = 0;
+  for (float v : row) {
+    const double l = norm(v);
+    total += w.emplace_back(l == best ? 1.0 : std::isinf(l) ? 0.0 : std::exp((l - best) * double(inv_t)));
+  }
+  double x = u * total;
+  size_t last = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (w[i] <= 0) continue;
+    if (x < w[i]) return i;
+    x -= w[i];
+    last = i;
+  }
+  return last;
+}
+
+TEST_CASE("the host's row draw is the float64 draw away from rounding boundaries", "[sampler]") {
+  std::mt19937 rng(99);
+  std::vector<float> scratch;
+  int compared = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const std::vector<float> row = random_row(rng, 1 + rng() % 1500);
+    const float inv_t = ops::draw_settings(i % 3 == 0 ? 0.3 : 1.2, 1.0).inv_temperature;
+    const float u = float(rng() >> 8) * 0x1.0p-24f;
+    const size_t at = row_draw_in_f64(row, inv_t, u);
+    if (row_draw_in_f64(row, inv_t, std::max(0.0, u - 1e-4)) != at || row_draw_in_f64(row, inv_t, std::min(0.9999999, u + 1e-4)) != at)
+      continue;
+    ++compared;
+    INFO("case " << i << ": " << row.size() << " logits, u " << u);
+    REQUIRE(ops::row_draw(row, inv_t, u, scratch) == at);
+  }
+  CHECK(compared > 2000);
+}
+
+TEST_CASE_METHOD(GpuTest, "pick_row draws from a whole row on the device what the host's row draw picks",
+                 "[gpu][sampler]") {
+  std::mt19937 rng(31);
+  // 4100: one weight of 1 and 4,099 of 2^-30, which adding to 1 loses and adding to each other
+  // keeps: how the sums are grouped (the chunks) shows in where uniforms near 1 land.
+  const size_t sizes[] = {1, 7, 255, 256, 257, 1000, 4099, 32000, 4100};
+  std::vector<float> scratch;
+  ops::PickToken pick(dev());
+  for (const size_t n : sizes) {
+    // Sixteen rows of n logits, step s drawing from row s with its own uniform, the last one fed.
+    const uint32_t steps = ops::PickToken::kMaxSteps;
+    std::vector<float> rows;
+    for (uint32_t s = 0; s < steps; ++s) {
+      std::vector<float> row = random_row(rng, n);
+      if (n == 4100) {
+        std::fill(row.begin(), row.end(), -30.0f * std::log(2.0f));
+        row[0] = 0.0f;
+      }
+      rows.insert(rows.end(), row.begin(), row.end());
+    }
+    if (n == 257) rows[5 * n + 100] = std::numeric_limits<float>::quiet_NaN();  // step 5 passes the NaN on
+    ops::PickToken::Draws d;
+    d.greedy = 0;
+    d.inv_temperature = ops::draw_settings(n % 2 ? 0.7 : 1.3, 1.0).inv_temperature;
+    for (float& u : d.uniforms) u = rng() % 7 == 0 ? 0.0f : float(rng() >> 8) * 0x1.0p-24f;
+    if (n == 4100) {
+      d.inv_temperature = 1.0f;
+      for (uint32_t s = 0; s < steps; ++s) d.uniforms[s] = 1.0f - float(s + 1) * 0x1.0p-24f * 4;
+    }
+    vk::Buffer logits(dev(), (rows.size() + 3) * 4, vk::MemoryUse::DeviceLocal, "rows");
+    vk::upload(logits, 12, rows.data(), rows.size() * 4);  // the rows start at element 3
+    vk::Buffer draws(dev(), sizeof d, vk::MemoryUse::DeviceLocal, "draws"), picks(dev(), steps * 8, vk::MemoryUse::DeviceLocal, "picks");
+    vk::upload(draws, 0, &d, sizeof d);
+    vk::Buffer ids(dev(), 4, vk::MemoryUse::DeviceLocal, "ids"), open(dev(), 4, vk::MemoryUse::DeviceLocal, "position");
+    const uint32_t zero = 7;
+    vk::upload(open, 0, &zero, 4);
+    vk::CommandStream stream(dev());
+    stream.begin();
+    const ops::PickToken::Feed feed{vk::BufferRange::whole(ids), vk::BufferRange::whole(open)};
+    for (uint32_t s = 0; s < steps; ++s)
+      pick.record_row(stream, logits, 3 + uint64_t(s) * n, uint32_t(n), vk::BufferRange::whole(draws), s,
+                      vk::BufferRange::whole(picks), s + 1 == steps ? &feed : nullptr);
+    stream.end();
+    stream.submit_and_wait();
+    std::vector<uint32_t> out(steps * 2);
+    vk::download(picks, 0, out.data(), out.size() * 4);
+    for (uint32_t s = 0; s < steps; ++s) {
+      const std::span<const float> row(rows.data() + size_t(s) * n, n);
+      INFO(n << " logits, step " << s << ", u " << d.uniforms[s]);
+      if (n == 257 && s == 5) {
+        CHECK(out[2 * s + 1] == 100);
+        CHECK(std::isnan(std::bit_cast<float>(out[2 * s])));
+        continue;
+      }
+      const size_t want = ops::row_draw(row, d.inv_temperature, d.uniforms[s], scratch);
+      CHECK(out[2 * s + 1] == want);
+      CHECK(out[2 * s] == std::bit_cast<uint32_t>(row[want]));
+    }
+    uint32_t fed = 0, position = 0;
+    vk::download(ids, 0, &fed, 4);
+    vk::download(open, 0, &position, 4);
+    CHECK(fed == out[2 * (steps - 1) + 1]);
+    CHECK(position == 8);
+  }
+  vk::Buffer b(dev(), 64, vk::MemoryUse::DeviceLocal, "b");
+  vk::CommandStream stream(dev());
+  stream.begin();
+  const vk::BufferRange all = vk::BufferRange::whole(b);
+  CHECK_THROWS_AS(pick.record_row(stream, b, 0, 0, all, 0, all), Error);
+  CHECK_THROWS_AS(pick.record_row(stream, b, 0, ops::PickToken::kMaxRow + 1, all, 0, all), Error);
+  CHECK_THROWS_AS(pick.record_row(stream, b, 10, 7, all, 0, all), Error);  // past the buffer
+  stream.end();
+}
+
 }  // namespace
 }  // namespace infini::test

@@ -5,6 +5,7 @@
 // stream left where token by token leaves it, across segment boundaries, with host memory mapped
 // and staged; and Session::generate with temperature, which must give and stop where token by
 // token does, and go on the same after a stop.
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <vector>
@@ -45,21 +46,32 @@ TinyLlama tiny_model() {
 
 // Decodes `count` tokens after the prompt on `chained` in the chains it offers (the device
 // drawing inside each chain, the host the token after it) and token by token on `by_token` (the
-// host drawing each from the ranking of the one before), both with `sampling`: the same tokens,
-// rankings and logits, bit for bit, and both samplers at the same point of their random stream.
+// host drawing each from the ranking of the one before, or from its whole row with top-k off):
+// the same tokens, rankings or rows, and logits, bit for bit, and both samplers at the same point
+// of their random stream.
 void sample_in_chains(LlamaRunner& chained, LlamaRunner& by_token, const SamplerOptions& sampling, size_t count) {
   Sampler chained_sampler(sampling), token_sampler(sampling);
-  const uint32_t k = chained_sampler.ranked_needed();
+  const bool whole_row = chained_sampler.draws_whole_row();
+  const uint32_t k = whole_row ? 0 : chained_sampler.ranked_needed();
   REQUIRE(k == uint32_t(sampling.top_k));
   chained.forward(kPrompt, false);
   const std::vector<float> prompt_logits = by_token.forward(kPrompt, false);
   int32_t next = chained_sampler.sample(prompt_logits);
   CHECK(token_sampler.sample(prompt_logits) == next);
+  // Token by token: each step's ranking (or row) and the token drawn from it.
   std::vector<int32_t> want;
   std::vector<std::vector<ops::RankedLogit>> rankings;
+  std::vector<std::vector<float>> rows;
   for (int32_t t = next; want.size() < count;) {
-    rankings.push_back(by_token.forward_ranked(std::span<const int32_t>(&t, 1), k));
-    want.push_back(t = token_sampler.sample_ranked(rankings.back()));
+    const std::span<const int32_t> token(&t, 1);
+    if (whole_row) {
+      rows.push_back(by_token.forward(token, false));
+      rankings.push_back({ops::RankedLogit{0, int32_t(std::max_element(rows.back().begin(), rows.back().end()) - rows.back().begin())}});
+      want.push_back(t = token_sampler.sample(rows.back()));
+    } else {
+      rankings.push_back(by_token.forward_ranked(token, k));
+      want.push_back(t = token_sampler.sample_ranked(rankings.back()));
+    }
   }
   std::vector<int32_t> got;
   size_t chains = 0, not_best = 0;
@@ -67,15 +79,23 @@ void sample_in_chains(LlamaRunner& chained, LlamaRunner& by_token, const Sampler
     const uint32_t steps = chained.chain_steps(int64_t(count - got.size()));
     REQUIRE(steps >= 1);
     std::vector<ops::RankedLogit> last;
+    std::vector<float> last_row;
     if (steps > 1) {
-      const LlamaRunner::ChainPicks picks =
-          chained.forward_sampled(next, steps, chained_sampler.device_draws(steps - 1), k);
+      LlamaRunner::ChainPicks picks = chained.forward_sampled(next, steps, chained_sampler.device_draws(steps - 1), k);
       REQUIRE(picks.picks.size() == steps - 1);
       for (const ops::RankedLogit& pick : picks.picks) got.push_back(chained_sampler.take_drawn(pick));
-      last = picks.last;
+      last = std::move(picks.last);
+      last_row = std::move(picks.last_row);
       ++chains;
+    } else if (whole_row) {
+      last_row = chained.forward(std::span<const int32_t>(&next, 1), false);
     } else {
       last = chained.forward_ranked(std::span<const int32_t>(&next, 1), k);
+    }
+    if (whole_row) {
+      CHECK(last_row == rows.at(got.size()));
+      got.push_back(next = chained_sampler.sample(last_row));
+      continue;
     }
     const std::vector<ops::RankedLogit>& same_step = rankings.at(got.size());
     REQUIRE(last.size() == same_step.size());
@@ -92,7 +112,7 @@ void sample_in_chains(LlamaRunner& chained, LlamaRunner& by_token, const Sampler
     not_best += want[i] != rankings[i][0].id ? 1 : 0;
   }
   CHECK(chains >= 4);
-  if (k > 1) CHECK(not_best >= 5);  // the draws are draws, not the argmax
+  if (k != 1) CHECK(not_best >= 5);  // the draws are draws, not the argmax
   CHECK(chained.tokens_seen() == by_token.tokens_seen());
   CHECK(chained.last_logits() == by_token.last_logits());
   CHECK(chained_sampler.next_uniform() == token_sampler.next_uniform());
@@ -103,7 +123,7 @@ TEST_CASE_METHOD(GpuTest, "sampled chains on the device draw what the host draws
   TinyLlama tiny = tiny_model();
   const bool staged = GENERATE(false, true);
   const SamplerOptions sampling = GENERATE(SamplerOptions{1.3, 40, 0.95, 5}, SamplerOptions{0.7, 7, 1.0, 6},
-                                           SamplerOptions{2.0, 1, 1.0, 7});
+                                           SamplerOptions{2.0, 1, 1.0, 7}, SamplerOptions{1.0, 0, 1.0, 8});
   INFO("staged host memory: " << staged << ", T " << sampling.temperature << ", top-k " << sampling.top_k);
   vk::DeviceOptions options;
   options.discrete_memory = staged;
@@ -146,6 +166,9 @@ TEST_CASE_METHOD(GpuTest, "sampled chains over several devices draw what the hos
     return;
   }
   sample_in_chains(chained, by_token, {1.1, 24, 0.9, 8}, 30);
+  // Whole rows stay on one device: there the head's row would have to go round the ring.
+  CHECK_THROWS_WITH(chained.forward_sampled(1, 2, Sampler({1.0, 0, 1.0, 1}).device_draws(1), 0),
+                    Catch::Contains("on one device"));
 }
 
 TEST_CASE_METHOD(GpuTest, "sampled chains refuse what they cannot do", "[gpu][model][sampler]") {
@@ -162,7 +185,9 @@ TEST_CASE_METHOD(GpuTest, "sampled chains refuse what they cannot do", "[gpu][mo
 }
 
 TEST_CASE("sampled generation in chains gives and stops what token by token does", "[api][gpu][sampler]") {
-  const SamplingOptions sampling = GENERATE(SamplingOptions{0.9, 20, 0.95, 3}, SamplingOptions{1.5, 64, 0.8, 4});
+  // The last: an OpenAI-style request's defaults (no top-k, top-p 1), drawn from whole rows.
+  const SamplingOptions sampling = GENERATE(SamplingOptions{0.9, 20, 0.95, 3}, SamplingOptions{1.5, 64, 0.8, 4},
+                                            SamplingOptions{1.0, 0, 1.0, 5});
   check_chained_generation(sampling, "infini-sampled-chain-generate.gguf");
 }
 

@@ -63,8 +63,9 @@ struct Session::Impl {
   bool chain(int32_t first, uint32_t steps, model::Sampler& sampler, const TokenCallback& on_token,
              std::vector<int32_t>& out) {
     const bool greedy = sampler.draws_per_token() == 0;
-    const uint32_t k = sampler.ranked_needed();
+    const uint32_t k = sampler.draws_whole_row() ? 0 : sampler.ranked_needed();
     std::vector<ops::RankedLogit> picks, last;
+    std::vector<float> last_row;
     if (greedy) {
       picks = runner.forward_greedy(first, steps);  // each step's best: the last is the last step's ranking
       last = {picks.back()};
@@ -73,18 +74,25 @@ struct Session::Impl {
       model::LlamaRunner::ChainPicks drawn = runner.forward_sampled(first, steps, sampler.device_draws(steps - 1), k);
       picks = std::move(drawn.picks);
       last = std::move(drawn.last);
+      last_row = std::move(drawn.last_row);
     }
     last_logits.clear();
     fed = true;
     uint32_t kept = 0;  // the last step whose token stays fed
+    // What the chain's last step left for the next draw: its ranking, or its whole row.
+    const auto keep_last = [&] {
+      last_ranked = std::move(last);
+      ranked_k = last_ranked.empty() ? 0 : k;
+      last_logits = std::move(last_row);
+    };
     const auto stop = [&] {
       runner.take_back(steps - 1 - kept);
-      // The last logits are now step kept's: its ranking where the chain read one back (a greedy
-      // pick is its step's best), else the row is read from the device when next needed.
-      if (kept + 1 == steps) last_ranked = last;
-      else if (greedy) last_ranked = {picks[kept]};
-      else last_ranked.clear();
-      ranked_k = last_ranked.empty() ? 0 : k;
+      // The last logits are now step kept's: what the chain read back of them (a greedy pick is
+      // its step's best), else the row is read from the device when next needed.
+      if (kept + 1 == steps) return keep_last();
+      last_ranked.clear();
+      if (greedy) last_ranked = {picks[kept]};
+      ranked_k = last_ranked.empty() ? 0 : 1;
     };
     try {
       const model::Tokenizer& tokenizer = model->tokens();
@@ -107,14 +115,15 @@ struct Session::Impl {
       stop();
       throw;
     }
-    last_ranked = std::move(last);
-    ranked_k = k;
+    keep_last();
     return true;
   }
 
   // Steps of the next chain for a decode wanting `wanted` more tokens (1 or 0: token by token):
-  // greedy decoding and draws from at most ops::TopK::kMaxK best logits.
+  // greedy decoding, draws from at most ops::TopK::kMaxK best logits, and on one device draws
+  // from whole rows (top-k off, top-p 1).
   uint32_t chain_steps(const model::Sampler& sampler, int64_t wanted) const {
+    if (sampler.draws_whole_row()) return runner.stages().size() == 1 ? runner.chain_steps(wanted) : 0;
     return sampler.ranked_needed() ? runner.chain_steps(wanted) : 0;
   }
 

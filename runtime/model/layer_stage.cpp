@@ -440,7 +440,7 @@ uint32_t LayerStage::chain_room() const noexcept {
 }
 
 void LayerStage::submit_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k,
-                              uint32_t* picks, uint32_t* ranked) {
+                              uint32_t* picks, uint32_t* ranked, float* last_row) {
   using Clock = std::chrono::steady_clock;
   const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   const auto t0 = Clock::now();
@@ -448,9 +448,10 @@ void LayerStage::submit_chain(int32_t first, uint32_t steps, const ops::PickToke
   if (steps == 0 || steps > chain_room())
     throw Error("model: a chain of " + std::to_string(steps) + " steps; " + describe() + " takes 1.." +
                 std::to_string(chain_room()) + " now");
-  if (k == 0 || k > ops::TopK::kMaxK)
-    throw Error("model: a chain's steps rank 1.." + std::to_string(ops::TopK::kMaxK) + " logits, got " +
-                std::to_string(k));
+  if (k > ops::TopK::kMaxK || (k == 0 && (!last_row || config_.vocab > ops::PickToken::kMaxRow)))
+    throw Error("model: a chain's steps rank 1.." + std::to_string(ops::TopK::kMaxK) +
+                " logits, or draw from whole rows of at most " + std::to_string(ops::PickToken::kMaxRow) + "; got k " +
+                std::to_string(k) + " of " + std::to_string(config_.vocab));
   if (!pending_.empty()) throw Error("model: a chain starts with no piece in flight");
   Scratch& s = *scratch_;
   const ops::InfiniAttentionLayer& layer0 = *layers_.front().attention;
@@ -472,7 +473,7 @@ void LayerStage::submit_chain(int32_t first, uint32_t steps, const ops::PickToke
   const auto t_submit = Clock::now();
   ran.submit();
   const auto t_submitted = Clock::now();
-  pending_.push_back({&ran, HeadOutput{1, nullptr, k, ranked}, 1, steps, 0, picks, false, record_s, host_in_s,
+  pending_.push_back({&ran, HeadOutput{1, last_row, k, ranked}, 1, steps, 0, picks, false, record_s, host_in_s,
                       seconds(t0, t_submitted), seconds(t_submit, t_submitted), t_submit});
 }
 
@@ -490,16 +491,21 @@ void LayerStage::record_chain(vk::CommandStream& stream, uint32_t steps, uint32_
   // row of their own (so that take_back can go back to any of them) and ranked; pick_token then
   // picks the next step's token from that ranking and moves the position on (the last step's
   // ranking goes to the host, which picks the token after the chain itself).
+  // (k = 0: the next token is drawn from the step's whole row of logits, and the last row goes to
+  // the host.)
+  const vk::BufferRange draws = whole(s.chain_draws_io->device_buffer()), picks = whole(s.chain_ranked_io->device_buffer());
+  const uint64_t vocab = uint64_t(config_.vocab);
   for (uint32_t i = 0; i < steps; ++i) {
     record_piece(stream, 1, 1, k, 0, i);
-    if (i + 1 < steps)
-      pick_->record(stream, whole(ranked), k, whole(s.chain_draws_io->device_buffer()), i,
-                    whole(s.chain_ranked_io->device_buffer()), &feed);
+    if (i + 1 == steps) break;
+    if (k) pick_->record(stream, whole(ranked), k, draws, i, picks, &feed);
+    else pick_->record_row(stream, s.logits, i * vocab, uint32_t(vocab), draws, i, picks, &feed);
   }
   stream.time_dispatches(false);
   stream.timestamp("outputs");
   if (steps > 1) s.chain_ranked_io->record_download(stream, uint64_t(steps - 1) * 8);
-  s.ranked_io.record_download(stream, uint64_t(k) * 8);
+  if (k) s.ranked_io.record_download(stream, uint64_t(k) * 8);
+  else s.logits_io.record_download(stream, vocab * 4, (steps - 1) * vocab * 4);
   stream.timestamp("end");
 }
 
@@ -583,7 +589,9 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
   Scratch& s = *scratch_;
   const auto h1 = Clock::now();
   if (p.chain > 1) s.chain_ranked_io->read(0, p.picks, uint64_t(p.chain - 1) * 8);
-  if (p.chain_row && has_head() && !p.chain_last)
+  const uint64_t row_bytes = uint64_t(config_.vocab) * 4;
+  if (p.chain && top_k == 0) s.logits_io.read((p.chain - 1) * row_bytes, p.head.logits, row_bytes);
+  else if (p.chain_row && has_head() && !p.chain_last)
     s.chain_ranked_io->read(uint64_t(p.chain_row - 1) * 8, p.head.ranked, 8);
   else if (top_k) s.ranked_io.read(0, p.head.ranked, uint64_t(top_k) * 8);
   else if (rows) s.logits_io.read(0, p.head.logits, uint64_t(rows) * uint64_t(config_.vocab) * 4);

@@ -182,9 +182,11 @@ class LayerStage {
   // uniforms[step]), in one submission, so no host round trip, wait or wake-up comes between the
   // tokens. finish() then gives back the picks (2 * (steps - 1) words into `picks`, ops::TopK's
   // pairs: the token step i + 1 was fed is pair i's id) and the last step's k best (2 * k words into
-  // `ranked`), from which the caller picks the next token. `steps` is 1..chain_room().
+  // `ranked`), from which the caller picks the next token. `steps` is 1..chain_room(). k = 0:
+  // each step draws from its whole row of logits (ops::PickToken::record_row; top-k off and
+  // top-p 1), and finish() gives back the last step's row (vocab floats into `last_row`) instead.
   void submit_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k, uint32_t* picks,
-                    uint32_t* ranked);
+                    uint32_t* ranked, float* last_row = nullptr);
   // Most steps a chain can take now: kMaxChain, fewer where the open segment has less room (a
   // chain never fills the segment, so that take_back can undo any of it).
   uint32_t chain_room() const noexcept;

@@ -265,6 +265,8 @@ LlamaRunner::ChainPicks LlamaRunner::forward_sampled(int32_t first, uint32_t ste
   if (greedy_chain() == 0)
     throw Error("model: sampled decoding ahead on the device needs the model on one device, or devices that pass "
                 "tokens back to the first on the device");
+  if (k == 0 && pipeline_)
+    throw Error("model: drawing from whole rows ahead on the device needs the model on one device");
   if (steps == 0 || steps > chain_room())
     throw Error("model: a sampled chain of " + std::to_string(steps) + " steps; this stream takes 1.." +
                 std::to_string(chain_room()) + " now");
@@ -272,24 +274,24 @@ LlamaRunner::ChainPicks LlamaRunner::forward_sampled(int32_t first, uint32_t ste
     throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
                 std::to_string(config_.vocab));
   std::vector<uint32_t> picks(size_t(steps - 1) * 2), last(size_t(k) * 2);
+  ChainPicks out;
+  if (k == 0) out.last_row.resize(size_t(config_.vocab));
   const auto t0 = std::chrono::steady_clock::now();
   if (pipeline_) {
     pipeline_->run_chain(first, steps, draws, k, picks.data(), last.data());
     for (auto& stage : stages_) stage->allow_take_back(steps - 1);
   } else {
     LayerStage& stage = *stages_.front();
-    stage.submit_chain(first, steps, draws, k, picks.data(), last.data());
+    stage.submit_chain(first, steps, draws, k, picks.data(), last.data(), out.last_row.data());
     stage.finish(nullptr);
   }
   token_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
   tokens_seen_ += int64_t(steps);
-  ChainPicks out;
   for (uint32_t i = 0; i + 1 < steps; ++i)
     out.picks.push_back({std::bit_cast<float>(picks[2 * i]), int32_t(picks[2 * i + 1])});
-  out.last = ops::TopK::unpack(last.data(), k);
+  if (k) out.last = ops::TopK::unpack(last.data(), k);
   return out;
 }
-
 
 namespace {
 // The largest power of two that is at most `most` (at least 1): chain lengths a stream replays.

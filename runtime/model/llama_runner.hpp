@@ -95,10 +95,14 @@ class LlamaRunner {
   // tokens, step i + 1's token drawn from step i's k best logits with `draws` (the host sampler's
   // settings and its uniforms[i]; ops::PickToken). Gives back those steps - 1 picks (a NaN logit
   // among them: that step's logits held one) and the last step's k best, from which the caller
-  // draws the next token. steps: 1..chain_room() (several devices: with the token ring).
+  // draws the next token. steps: 1..chain_room() (several devices: with the token ring). k: 1..64,
+  // or 0 (one device) to draw from each step's whole row (top-k off and top-p 1).
+  // k = 0 (one device): each step draws from its whole row of logits (top-k off, top-p 1;
+  // ops::row_draw), and the last step's row comes back instead of its k best.
   struct ChainPicks {
     std::vector<ops::RankedLogit> picks;  // picks[i]: the token step i + 1 was fed
     std::vector<ops::RankedLogit> last;   // the last step's k best, best first
+    std::vector<float> last_row;          // k = 0: the last step's logits
   };
   ChainPicks forward_sampled(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k);
   // Most steps a chain (forward_greedy, forward_sampled) takes now: greedy_chain(), fewer near the

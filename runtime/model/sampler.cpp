@@ -72,7 +72,10 @@ int32_t Sampler::sample(std::span<const float> logits) {
   // Greedy: the first maximum, so ties resolve the same way everywhere.
   if (options_.temperature == 0) return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 
-  // Top-k off: every token is a candidate, drawn without ranking the row where possible.
+  // Top-k off: every token is a candidate, drawn without ranking the row (top-p 1: as a device
+  // draws it ahead, ops::row_draw) or ranking only the nucleus.
+  if (options_.top_k == 0 && settings_.top_p >= 1.0f)
+    return int32_t(ops::row_draw(logits, settings_.inv_temperature, next_uniform(), weights_));
   if (options_.top_k == 0) return whole_row_draw(logits, settings_, next_uniform(), weights_, order_);
   // Else the k best, ranked as ops::TopK ranks them, so that the draw is sample_ranked's.
   const size_t n = logits.size();

@@ -46,6 +46,11 @@ class Sampler {
   ops::PickToken::Draws device_draws(uint32_t steps) const;
   // Uniform in [0, 1) from the next 24 bits of the stream (exact in f32).
   float next_uniform();
+  // Whether the draw is from the whole row with nothing ranked (top-k off, top-p 1, temperature
+  // above 0): ops::row_draw, which a device draws ahead as ops::PickToken::record_row.
+  bool draws_whole_row() const noexcept {
+    return options_.temperature > 0 && options_.top_k == 0 && settings_.top_p >= 1.0f;
+  }
   // Random numbers each token takes: 0 greedy, 1 otherwise.
   uint32_t draws_per_token() const noexcept { return options_.temperature == 0 ? 0 : 1; }
   // The uniforms of the next `count` draws, without taking them (skip() does).

@@ -43,19 +43,6 @@ int32_t whole_row_draw(std::span<const float> logits, const ops::DrawSettings& s
   double sum = 0;
   for (float w : weights) sum += w;
 
-  if (s.top_p >= 1.0f) {
-    // Every token is a candidate: the walk's order does not change what is drawn how often.
-    double x = double(u) * sum;
-    size_t last = 0;  // the last token with weight, where rounding leaves x just past the end
-    for (size_t i = 0; i < n; ++i) {
-      if (weights[i] <= 0) continue;
-      if (x < weights[i]) return int32_t(i);
-      x -= weights[i];
-      last = i;
-    }
-    return int32_t(last);
-  }
-
   // The nucleus is a prefix of the tokens ranked best first. Only those at least as heavy as the
   // lightest bin it can reach need ranking: the bins above it hold top_p of the weight (one bin
   // lower for rounding), found from a histogram. The nucleus itself comes from ranking those

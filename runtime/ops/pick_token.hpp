@@ -44,9 +44,19 @@ class PickToken {
   // small.
   void record(vk::CommandStream& stream, const vk::BufferRange& ranked, uint32_t k, const vk::BufferRange& draws,
               uint32_t step, const vk::BufferRange& picks, const Feed* feed = nullptr) const;
+  // Most logits record_row draws from.
+  static constexpr uint32_t kMaxRow = 2048 * 256;
+  // The same, drawn from a whole row of logits (pick_row.comp: top-k off and top-p 1, the draw of
+  // ops::row_draw with draws' 1 / T and uniforms[step]): the `count` f32 logits from element
+  // `first` of `logits`. A NaN anywhere in the row is picked (the first). Throws infini::Error when
+  // count is 0 or above kMaxRow, step is kMaxSteps or more, or a buffer is too small.
+  void record_row(vk::CommandStream& stream, const vk::Buffer& logits, uint64_t first, uint32_t count,
+                  const vk::BufferRange& draws, uint32_t step, const vk::BufferRange& picks,
+                  const Feed* feed = nullptr) const;
 
  private:
   const vk::Pipeline* pipeline_;
+  const vk::Pipeline* row_pipeline_;
 };
 
 }  // namespace infini::ops

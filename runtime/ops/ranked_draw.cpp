@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 // The project compiles with -ffp-contract=off (CMakeLists.txt): a fused multiply-add would round
 // differently from pick_token.comp's separate (precise) operations.
@@ -93,6 +94,45 @@ size_t ranked_draw(std::span<const RankedLogit> ranked, const DrawSettings& s, f
     x = flushed(x - wi);
   }
   return keep - 1;  // rounding left x just past the end
+}
+
+size_t row_draw(std::span<const float> row, float inv_temperature, float u, std::vector<float>& scratch) {
+  const size_t n = row.size();
+  float best = -std::numeric_limits<float>::infinity();
+  for (float v : row) best = std::max(best, flushed(v));  // the max of flushed values, as the device takes it
+  scratch.resize(n);
+  draw_weights(row, best, inv_temperature, scratch.data());
+  const size_t chunks = (n + kRowDrawChunk - 1) / kRowDrawChunk;
+  const auto chunk_end = [&](size_t c) { return std::min(n, c * kRowDrawChunk + kRowDrawChunk); };
+  const auto chunk_sum = [&](size_t c) {
+    float s = 0;
+    for (size_t i = c * kRowDrawChunk; i < chunk_end(c); ++i) s += scratch[i];
+    return s;
+  };
+  const auto last_weighted = [&](size_t c) {
+    size_t last = c * kRowDrawChunk;
+    for (size_t i = c * kRowDrawChunk; i < chunk_end(c); ++i)
+      if (scratch[i] > 0) last = i;
+    return last;
+  };
+  float total = 0;
+  for (size_t c = 0; c < chunks; ++c) total += chunk_sum(c);
+  float x = u * total;
+  for (size_t c = 0; c < chunks; ++c) {
+    const float s = chunk_sum(c);
+    if (!(x < s)) {
+      x = flushed(x - s);
+      continue;
+    }
+    for (size_t i = c * kRowDrawChunk; i < chunk_end(c); ++i) {
+      if (x < scratch[i]) return i;
+      x = flushed(x - scratch[i]);
+    }
+    return last_weighted(c);
+  }
+  size_t c = chunks - 1;
+  while (c > 0 && !(chunk_sum(c) > 0)) --c;
+  return last_weighted(c);
 }
 
 }  // namespace infini::ops

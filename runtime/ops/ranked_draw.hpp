@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "ops/top_k.hpp"
 
@@ -38,5 +39,16 @@ float portable_exp(float x) noexcept;
 // draws: weights exp((logit - best) / T), the shortest prefix whose weight reaches top_p of the
 // whole, then the candidate where u times that prefix's weight falls.
 size_t ranked_draw(std::span<const RankedLogit> ranked, const DrawSettings& settings, float u) noexcept;
+
+// Tokens per chunk of row_draw (pick_row.comp's CHUNK).
+inline constexpr size_t kRowDrawChunk = 256;
+
+// The token `u` in [0, 1) draws from a whole row of logits (no NaN, not empty) with top-k off and
+// top-p 1, as pick_row.comp draws it on the device: the weights against the row's best (the
+// largest flushed logit), summed in order within chunks of kRowDrawChunk tokens and then over the
+// chunks in order; u times the total walks the chunks, then the tokens of the chunk it lands in
+// (rounding past a chunk's or the row's end: its last token with a weight). `scratch` holds the
+// weights between calls.
+size_t row_draw(std::span<const float> row, float inv_temperature, float u, std::vector<float>& scratch);
 
 }  // namespace infini::ops
