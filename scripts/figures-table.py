@@ -13,9 +13,9 @@ import sys
 
 
 def chain_label(r):
-    """Decode tokens per submission, and the temperature where decode drew its tokens."""
+    """Decode tokens per submission, and the temperature and top-k where decode drew its tokens."""
     label = num(r.get("greedy_chain"))
-    return label + f" (T {r['temperature']:g})" if r.get("temperature") else label
+    return label + f" (T {r['temperature']:g}, top-k {r.get('top_k')})" if r.get("temperature") else label
 
 
 def num(x, digits=3):

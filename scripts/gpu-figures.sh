@@ -56,6 +56,9 @@ $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 5
 INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1
 # Sampled decode (top-k 40, as infini run): token by token against chains drawn on the device.
 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto --temperature 0.8
+# An OpenAI-style request's defaults (top-k off, top-p 1): whole rows, drawn on the device in chains; and the host's cost of a draw.
+$infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto --temperature 1 --top-k 0 --top-p 1
+$infini bench --workload sampler --repeat 5
 step "1.1B (TinyLlama's shape): where the time goes, then prefill 512 and decode 128 as above"
 $infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 32 --repeat 1 --kernel-times

@@ -85,9 +85,16 @@ with tempfile.TemporaryDirectory() as tmp:
              "--greedy-chain", "1,4", "--temperature", "0.9"])
     check(r.returncode == 0, "bench model --temperature: " + r.stderr)
     records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
-    check([(x.get("greedy_chain"), x.get("temperature")) for x in records] == [(1, 0.9), (4, 0.9)]
+    check([(x.get("greedy_chain"), x.get("temperature"), x.get("top_k")) for x in records] == [(1, 0.9, 40), (4, 0.9, 40)]
           and records[0]["decode_dispatches_per_token"] < records[1]["decode_dispatches_per_token"]
           <= records[0]["decode_dispatches_per_token"] + 1, f"temperature records {records}")
+    # And with an OpenAI-style request's defaults (top-k off, top-p 1): chains draw from whole rows.
+    r = run(["--workload", "model", "--model", model, "--prefill", "8", "--decode", "6", "--repeat", "1",
+             "--greedy-chain", "4", "--temperature", "1", "--top-k", "0", "--top-p", "1"])
+    check(r.returncode == 0, "bench model --top-k 0: " + r.stderr)
+    records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+    check([(x.get("greedy_chain"), x.get("top_k"), x.get("top_p")) for x in records] == [(4, 0, 1.0)],
+          f"whole-row records {records}")
     # On the vector kernel the norms and the SwiGLU run inside the projections: per layer and
     # token 4 dispatches (2 norms, up, SwiGLU) and 3 barriers fewer than with them apart, and one
     # each for the final norm.
@@ -208,7 +215,7 @@ for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-ker
             ["--matmul-kernel", "coopmat-emulated", "--matrix-tiles", "2x2x4x4x24"], ["--fused-steps", "maybe"],
             ["--fused-steps", ""], ["--vector-tiles", "96x2"], ["--vector-tiles", ""], ["--handoff-waits", "pigeon"],
             ["--handoffs", "pcie"], ["--greedy-chain", "17"], ["--greedy-chain", "0"], ["--temperature", "-1"],
-            ["--workload", "sampler", "--vocab", "0"]):
+            ["--workload", "sampler", "--vocab", "0"], ["--top-p", "0"], ["--top-k", "-1"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
 
@@ -234,7 +241,7 @@ check(len(rows) == len(models) > 0, f"model rows {len(rows)} for {len(models)} r
 for row, x in zip(rows, models):
     cells = [c.strip() for c in row.strip("|").split("|")]
     check(cells[2] == x["matmul_kernel"] and cells[3] == ("on" if x["fused_steps"] else "off")
-          and cells[5] == x["vector_tiles"] and cells[6] == x["matrix_tiles"] and cells[8] == str(x["greedy_chain"]) + (f" (T {x['temperature']:g})" if x.get("temperature") else "")
+          and cells[5] == x["vector_tiles"] and cells[6] == x["matrix_tiles"] and cells[8] == str(x["greedy_chain"]) + (f" (T {x['temperature']:g}, top-k {x['top_k']})" if x.get("temperature") else "")
           and abs(float(cells[11].split(" ")[0].replace(",", "")) / x["decode_tokens_per_s"] - 1) < 5e-3,
           f"model row {cells} for {x}")
 check(len(table_rows("Matmul")) == len([x for x in all_records if x["workload"] == "matmul"]), "matmul rows")

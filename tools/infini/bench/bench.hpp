@@ -33,8 +33,10 @@ struct BenchOptions {
   std::vector<ops::AttentionKernel> attention_kernels{ops::AttentionKernel::Auto};
   // model: greedy decode's most tokens per submission (RunnerOptions::greedy_chain; 0: the device's choice).
   std::vector<uint32_t> greedy_chains{0};
-  // model and pipeline: decode's sampling temperature (0: greedy; else top-k 40, top-p 0.95, as infini run).
+  // model and pipeline: decode's sampling temperature (0: greedy), top-k (0: off) and top-p, as infini run's.
   double temperature = 0;
+  int top_k = 40;
+  double top_p = 0.95;
   // sampler: rows of logits of these lengths.
   std::vector<int64_t> vocabs{32000, 151936};
   // attention: one layer over streams of these lengths.

@@ -152,7 +152,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
       const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
       const model::StageProfile before = runner.profile();
       t0 = std::chrono::steady_clock::now();
-      decode_tokens(runner, next, o.decode, bench_sampling(o.temperature));
+      decode_tokens(runner, next, o.decode, bench_sampling(o.temperature, o.top_k, o.top_p));
       decode_rate.push_back(double(o.decode) / seconds_since(t0));
       decode_profile = runner.profile() - before;
       decode_kernels = runner.dispatch_profile() - after_prefill;
@@ -170,6 +170,10 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   // Most decode tokens per submission, as the runner resolved it (1: a submission per token).
   record["greedy_chain"] = std::max<uint32_t>(runner.greedy_chain(), 1);
   record["temperature"] = o.temperature;  // decode's draws (0: greedy)
+  if (o.temperature > 0) {
+    record["top_k"] = o.top_k;
+    record["top_p"] = o.top_p;
+  }
   // How long the host polls before it sleeps in a wait (vk/host_wait.hpp; INFINI_WAIT_SPIN_US).
   record["wait_spin_us"] = int64_t(run.device.wait_spin().count());
   if (o.kernel_times) record["kernel_times"] = true;  // its kernels ran one at a time: not a throughput figure

@@ -145,7 +145,7 @@ void bench_pipeline(BenchRun& run) {
       std::vector<float> logits = s.runner->forward(prompt, false);
       s.prefill.push_back(double(o.prefill) / seconds_since(t0));
       t0 = std::chrono::steady_clock::now();
-      decode_tokens(*s.runner, argmax(logits), o.decode, bench_sampling(o.temperature));
+      decode_tokens(*s.runner, argmax(logits), o.decode, bench_sampling(o.temperature, o.top_k, o.top_p));
       if (o.decode > 0) s.decode.push_back(double(o.decode) / seconds_since(t0));
     }
 
@@ -177,6 +177,10 @@ void bench_pipeline(BenchRun& run) {
                         {"prefill_ratio_to_first", p.median / first_prefill.median},
                         {"repeats", o.repeat},
                         {"set_peak_device_bytes", s.context->peak_device_memory_bytes()}};
+    if (o.temperature > 0) {
+      line["top_k"] = o.top_k;
+      line["top_p"] = o.top_p;
+    }
     if (o.decode > 0) {
       line["decode_tokens"] = o.decode;
       line["decode_tokens_per_s"] = d.median;
@@ -194,7 +198,7 @@ void bench_pipeline(BenchRun& run) {
     const nlohmann::json prefill = handoff_json(*s.runner, profiles, handoffs);
     profiles = s.runner->stage_profiles();
     handoffs = s.runner->handoff_profiles();
-    decode_tokens(*s.runner, argmax(logits), o.decode, bench_sampling(o.temperature));
+    decode_tokens(*s.runner, argmax(logits), o.decode, bench_sampling(o.temperature, o.top_k, o.top_p));
     nlohmann::json line{{"workload", "pipeline"}, {"phase", "handoffs"}, {"devices", s.name}, {"handoff", s.handoff},
                         {"handoff_wait", s.wait}, {"greedy_chain", std::max<uint32_t>(s.runner->greedy_chain(), 1)},
                         {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};

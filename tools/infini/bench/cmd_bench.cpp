@@ -202,9 +202,13 @@ const RegisterCommand registration{
       app.add_option("--greedy-chain", args->greedy_chains, "model: greedy decode's most tokens per device submission, each fed from the one before on the device, to time in the same run: auto (on GPUs as many as decode in about 50 ms, up to 16; 1 on CPU drivers) and/or 1 to 16 (1: a submission and a read-back per token, as llama.cpp's tg does)")
           ->capture_default_str();
       app.add_option("--temperature", args->options.temperature,
-                     "model and pipeline: decode draws its tokens at this temperature with top-k 40 and top-p 0.95, "
+                     "model and pipeline: decode draws its tokens at this temperature (with --top-k and --top-p), "
                      "as infini run does (chains draw on the device); 0: greedy")
           ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+      app.add_option("--top-k", args->options.top_k, "model and pipeline, with --temperature: keep the k most likely tokens (0: all)")
+          ->check(CLI::Range(0, 1 << 24))->capture_default_str();
+      app.add_option("--top-p", args->options.top_p, "model and pipeline, with --temperature: keep the smallest set reaching this probability")
+          ->check(CLI::Range(1e-9, 1.0))->capture_default_str();
       app.add_option("--vocab", args->options.vocabs, "sampler: lengths of the rows of logits drawn from (the host's cost per token)")
           ->delimiter(',')->check(CLI::Range(int64_t(1), int64_t(1) << 24))->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();

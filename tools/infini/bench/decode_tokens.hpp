@@ -13,7 +13,7 @@ namespace infini::cli {
 // top_k 1..64); returns the token that would come next.
 int32_t decode_tokens(model::LlamaRunner& runner, int32_t next, int64_t tokens, const model::SamplerOptions& sampling);
 
-// The sampling of `infini bench --temperature T`: greedy at 0, else infini run's defaults.
-model::SamplerOptions bench_sampling(double temperature);
+// The sampling of `infini bench --temperature T --top-k K --top-p P`: greedy at temperature 0.
+model::SamplerOptions bench_sampling(double temperature, int top_k, double top_p);
 
 }  // namespace infini::cli
