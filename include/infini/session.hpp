@@ -92,8 +92,8 @@ class Session {
   // `on_token` returns false (that token is fed and returned). Each call starts the sampler's
   // random stream afresh from options.seed. Needs the logits of a fed token: after construction,
   // reset(), feed at least one token first, else this throws (a restored state has them when the
-  // saved session had fed a token). Greedy generation, and sampling from at most the 64 best
-  // tokens (top_k 1..64), decode chains of tokens on the device (ModelOptions::decode_chain):
+  // saved session had fed a token). Greedy generation, and sampling with top_k 1..64 or with top_k
+  // 0 and top_p 1, decode chains of tokens on the device (ModelOptions::decode_chain):
   // `on_token` then sees them in bursts, and a stop inside a chain leaves the stream exactly as
   // token by token would.
   std::vector<int32_t> generate(int64_t max_tokens, const SamplingOptions& options = {},

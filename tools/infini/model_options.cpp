@@ -22,7 +22,8 @@ void add_model_options(CLI::App& app, ModelArgs& args) {
       ->check(CLI::Range(1u, 65536u));
   app.add_option("--decode-chain,--greedy-chain", args.options.decode_chain,
                  "Most tokens per device submission when generating, each picked (greedy, or drawn as the host "
-                 "sampler draws, top-k 1..64) and fed to the next step on the device (1: one per submission; "
+                 "sampler draws, top-k 1..64 or top-k 0 with top-p 1) and fed to the next step on the device (1: one "
+                 "per submission; "
                  "default: on GPUs as many as decode in about 50 ms, up to 16; 1 on CPU drivers)")
       ->check(CLI::Range(1u, 16u));
   add_device_options(app, args);
