@@ -101,6 +101,13 @@ with tempfile.TemporaryDirectory() as tmp:
     chained = subprocess.run(sampled + ["--greedy-chain", "8"], capture_output=True)
     check(by_token.returncode == 0 and chained.returncode == 0 and by_token.stdout == chained.stdout
           and len(by_token.stdout) > 0, f"run sampled --decode-chain: {by_token.stdout!r} vs {chained.stdout!r} {chained.stderr!r}")
+    # With top-k off and top-p 1 the device draws from whole rows.
+    whole = [INFINI, "run", "-m", direct, "-p", "Once upon a time", "-n", "24", "--temp", "1", "--top-k", "0",
+             "--top-p", "1", "--seed", "7", "--quiet"]
+    by_token = subprocess.run(whole + ["--decode-chain", "1"], capture_output=True)
+    chained = subprocess.run(whole + ["--decode-chain", "8"], capture_output=True)
+    check(by_token.returncode == 0 and chained.returncode == 0 and by_token.stdout == chained.stdout
+          and len(by_token.stdout) > 0, f"run whole rows --decode-chain: {by_token.stdout!r} vs {chained.stdout!r} {chained.stderr!r}")
 
     # Bad input: one line on stderr and a non-zero exit.
     missing = os.path.join(tmp, "missing.gguf")
