@@ -48,8 +48,8 @@ struct ModelOptions {
   // and sampled with top_k 0 and top_p 1 (the draw is the host sampler's, with its random
   // numbers). The same tokens as one per submission, no host round trip in between, callbacks in
   // bursts. 1: a submission per token; at most 16; 0: the device's choice (on GPUs as many as
-  // decode in about 50 ms, up to 16; 1 on CPU drivers). Over several devices that pass tokens back
-  // on the device, greedy and top_k 1..64 chains run too; top_k 0 goes token by token there.
+  // decode in about 50 ms, up to 16; 1 on CPU drivers). They also run over several devices that
+  // pass tokens back on the device.
   uint32_t decode_chain = 0;
   // On a context with several devices, each device's share of the layers, in order ({3, 1}: three
   // quarters on the first); empty: in proportion to each device's free memory. A device whose share

@@ -120,11 +120,10 @@ struct Session::Impl {
   }
 
   // Steps of the next chain for a decode wanting `wanted` more tokens (1 or 0: token by token):
-  // greedy decoding, draws from at most ops::TopK::kMaxK best logits, and on one device draws
-  // from whole rows (top-k off, top-p 1).
+  // greedy decoding, draws from at most ops::TopK::kMaxK best logits, and draws from whole rows
+  // (top-k off, top-p 1).
   uint32_t chain_steps(const model::Sampler& sampler, int64_t wanted) const {
-    if (sampler.draws_whole_row()) return runner.stages().size() == 1 ? runner.chain_steps(wanted) : 0;
-    return sampler.ranked_needed() ? runner.chain_steps(wanted) : 0;
+    return sampler.ranked_needed() || sampler.draws_whole_row() ? runner.chain_steps(wanted) : 0;
   }
 
   // The next token drawn from what the last forward pass gave back.

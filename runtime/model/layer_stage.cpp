@@ -350,7 +350,11 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     throw Error("model: piece " + std::to_string(ticket) + " came without the signal of the stage before it");
   // A chain step after the first takes its token from the ring on the embedding stage.
   const bool from_ring = chain && chain->index > 0 && embeds();
-  if (chain && (n != 1 || (has_head() && (rows != 1 || top_k == 0 || !head.ranked)) || chain->index >= kMaxChain ||
+  // A chain's head keeps each step's pick (head.ranked), and at its last step the ranking (head.ranked)
+  // or, drawing from whole rows (top_k 0), the row (head.logits).
+  const bool wants_row = chain && chain->last && top_k == 0;
+  if (chain && (n != 1 || (has_head() && (rows != 1 || (wants_row ? !head.logits : !head.ranked))) ||
+                chain->index >= kMaxChain ||
                 ((embeds() || has_head()) && !on_token_ring())))
     throw Error("model: a chain's step is one token through stages on the token ring, ranked on the head stage");
   if (from_ring && chain->token_ready.ticket() == 0)
@@ -524,18 +528,22 @@ void LayerStage::set_chain_draws(const ops::PickToken::Draws& draws) {
 void LayerStage::record_chain_step_out(vk::CommandStream& stream, const ChainStep& step, uint32_t slot,
                                        uint32_t top_k) {
   // The step's pick kept for the host and its id sent round the ring to the next step; the last
-  // step's ranking goes to the host instead, which picks the token after the chain.
+  // step's ranking (top_k 0: its row) goes to the host instead, which picks the token after the chain.
   Scratch& s = *scratch_;
   const vk::Buffer& ranked = s.ranked_io.device_buffer();
   const vk::Buffer& picks = s.chain_ranked_io->device_buffer();
   const vk::Buffer& token = *slots_.token_out[slot % slots_.token_out.size()];
+  const uint64_t vocab = uint64_t(config_.vocab);
   if (step.last) {
-    s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
+    if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
+    else s.logits_io.record_download(stream, vocab * 4, step.index * vocab * 4);
     stream.copy({&ranked, 4, 4}, {&token, 0, 4});  // nothing takes it: the ring's slot stays handed over
   } else {
     if (step.index == 0) s.chain_draws_io->record_upload(stream, sizeof(ops::PickToken::Draws));
     const uint64_t at = uint64_t(step.index) * 8;
-    pick_->record(stream, whole(ranked), top_k, whole(s.chain_draws_io->device_buffer()), step.index, whole(picks));
+    const vk::BufferRange draws = whole(s.chain_draws_io->device_buffer());
+    if (top_k) pick_->record(stream, whole(ranked), top_k, draws, step.index, whole(picks));
+    else pick_->record_row(stream, s.logits, step.index * vocab, uint32_t(vocab), draws, step.index, whole(picks));
     s.chain_ranked_io->record_download(stream, 8, at);
     stream.copy({&picks, at + 4, 4}, {&token, 0, 4});
   }
@@ -591,6 +599,8 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
   if (p.chain > 1) s.chain_ranked_io->read(0, p.picks, uint64_t(p.chain - 1) * 8);
   const uint64_t row_bytes = uint64_t(config_.vocab) * 4;
   if (p.chain && top_k == 0) s.logits_io.read((p.chain - 1) * row_bytes, p.head.logits, row_bytes);
+  else if (p.chain_row && has_head() && p.chain_last && top_k == 0)
+    s.logits_io.read((p.chain_row - 1) * row_bytes, p.head.logits, row_bytes);
   else if (p.chain_row && has_head() && !p.chain_last)
     s.chain_ranked_io->read(uint64_t(p.chain_row - 1) * 8, p.head.ranked, 8);
   else if (top_k) s.ranked_io.read(0, p.head.ranked, uint64_t(top_k) * 8);

@@ -265,8 +265,6 @@ LlamaRunner::ChainPicks LlamaRunner::forward_sampled(int32_t first, uint32_t ste
   if (greedy_chain() == 0)
     throw Error("model: sampled decoding ahead on the device needs the model on one device, or devices that pass "
                 "tokens back to the first on the device");
-  if (k == 0 && pipeline_)
-    throw Error("model: drawing from whole rows ahead on the device needs the model on one device");
   if (steps == 0 || steps > chain_room())
     throw Error("model: a sampled chain of " + std::to_string(steps) + " steps; this stream takes 1.." +
                 std::to_string(chain_room()) + " now");
@@ -278,7 +276,7 @@ LlamaRunner::ChainPicks LlamaRunner::forward_sampled(int32_t first, uint32_t ste
   if (k == 0) out.last_row.resize(size_t(config_.vocab));
   const auto t0 = std::chrono::steady_clock::now();
   if (pipeline_) {
-    pipeline_->run_chain(first, steps, draws, k, picks.data(), last.data());
+    pipeline_->run_chain(first, steps, draws, k, picks.data(), last.data(), out.last_row.data());
     for (auto& stage : stages_) stage->allow_take_back(steps - 1);
   } else {
     LayerStage& stage = *stages_.front();

@@ -96,8 +96,8 @@ class LlamaRunner {
   // settings and its uniforms[i]; ops::PickToken). Gives back those steps - 1 picks (a NaN logit
   // among them: that step's logits held one) and the last step's k best, from which the caller
   // draws the next token. steps: 1..chain_room() (several devices: with the token ring). k: 1..64,
-  // or 0 (one device) to draw from each step's whole row (top-k off and top-p 1).
-  // k = 0 (one device): each step draws from its whole row of logits (top-k off, top-p 1;
+  // or 0 to draw from each step's whole row (top-k off and top-p 1).
+  // k = 0: each step draws from its whole row of logits (top-k off, top-p 1;
   // ops::row_draw), and the last step's row comes back instead of its k best.
   struct ChainPicks {
     std::vector<ops::RankedLogit> picks;  // picks[i]: the token step i + 1 was fed

@@ -88,7 +88,7 @@ void StagePipeline::run_here(const Piece& piece) {
 }
 
 void StagePipeline::run_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k,
-                              uint32_t* picks, uint32_t* last_ranked) {
+                              uint32_t* picks, uint32_t* last_ranked, float* last_row) {
   const size_t count = stages_.size();
   const size_t slots = stages_.front()->slot_count();
   std::vector<uint64_t> tickets(steps, 0);
@@ -123,8 +123,9 @@ void StagePipeline::run_chain(int32_t first, uint32_t steps, const ops::PickToke
       const bool last = s + 1 == count;
       const bool ahead = stage.in_flight() > 0;
       LayerStage::ChainStep step{i, s == 0 ? std::move(token) : vk::SignalToken{}, i + 1 == steps};
-      const HeadOutput head =
-          last ? HeadOutput{1, nullptr, k, step.last ? last_ranked : picks + 2 * size_t(i)} : HeadOutput{};
+      const HeadOutput head = !last        ? HeadOutput{}
+                              : step.last  ? HeadOutput{1, last_row, k, last_ranked}
+                                           : HeadOutput{1, nullptr, k, picks + 2 * size_t(i)};
       try {
         vk::SignalToken handed = stage.submit(std::span<const int32_t>(&first, 1), {}, head, uint32_t(i % slots),
                                               tickets[i], std::move(ready), &step);

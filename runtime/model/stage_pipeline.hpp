@@ -63,10 +63,10 @@ class StagePipeline {
   // first stage's next step for the head stage's pick (the token ring; picked from the step's k
   // best by `draws`, ops::PickToken), so no host work comes between the tokens. The host waits
   // only when a stage holds as many steps as it has slots. `picks` gets the picks of all steps but
-  // the last (2 words each), `last` the last step's k best (2 * k words). Needs the ring
-  // (LayerStage::on_token_ring). Failures as in run().
+  // the last (2 words each), `last` the last step's k best (2 * k words), or with k 0 (draws from
+  // whole rows) `last_row` its logits. Needs the ring (LayerStage::on_token_ring). Failures as in run().
   void run_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k, uint32_t* picks,
-                 uint32_t* last);
+                 uint32_t* last, float* last_row = nullptr);
   // Per stage, running totals (the first stage's are its waits for run() to hand it pieces).
   std::vector<HandoffProfile> handoffs() const;
 
