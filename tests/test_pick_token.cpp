@@ -385,13 +385,14 @@ TEST_CASE_METHOD(GpuTest, "pick_row draws from a whole row on the device what th
     CHECK(fed == out[2 * (steps - 1) + 1]);
     CHECK(position == 8);
   }
-  vk::Buffer b(dev(), 64, vk::MemoryUse::DeviceLocal, "b");
+  vk::Buffer b(dev(), 128, vk::MemoryUse::DeviceLocal, "b");  // 32 logits; room for the draws and picks
   vk::CommandStream stream(dev());
   stream.begin();
   const vk::BufferRange all = vk::BufferRange::whole(b);
   CHECK_THROWS_AS(pick.record_row(stream, b, 0, 0, all, 0, all), Error);
   CHECK_THROWS_AS(pick.record_row(stream, b, 0, ops::PickToken::kMaxRow + 1, all, 0, all), Error);
-  CHECK_THROWS_AS(pick.record_row(stream, b, 10, 7, all, 0, all), Error);  // past the buffer
+  CHECK_THROWS_AS(pick.record_row(stream, b, 26, 7, all, 0, all), Error);  // one past the buffer
+  CHECK_NOTHROW(pick.record_row(stream, b, 25, 7, all, 0, all));          // up to its end
   stream.end();
 }
 

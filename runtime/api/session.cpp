@@ -123,7 +123,8 @@ struct Session::Impl {
   // greedy decoding, draws from at most ops::TopK::kMaxK best logits, and draws from whole rows
   // (top-k off, top-p 1).
   uint32_t chain_steps(const model::Sampler& sampler, int64_t wanted) const {
-    return sampler.ranked_needed() || sampler.draws_whole_row() ? runner.chain_steps(wanted) : 0;
+    const bool rows = sampler.draws_whole_row() && runner.draws_rows_ahead();
+    return sampler.ranked_needed() || rows ? runner.chain_steps(wanted) : 0;
   }
 
   // The next token drawn from what the last forward pass gave back.

@@ -271,6 +271,11 @@ LlamaRunner::ChainPicks LlamaRunner::forward_sampled(int32_t first, uint32_t ste
   if (first < 0 || first >= config_.vocab)
     throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
                 std::to_string(config_.vocab));
+  // Refused before any stage has started (a pipeline's head would refuse after the others moved on).
+  if (k > ops::TopK::kMaxK || (k == 0 && !draws_rows_ahead()))
+    throw Error("model: a chain's steps rank 1.." + std::to_string(ops::TopK::kMaxK) +
+                " logits, or draw from whole rows of at most " + std::to_string(ops::PickToken::kMaxRow) + "; got k " +
+                std::to_string(k) + " of " + std::to_string(config_.vocab));
   std::vector<uint32_t> picks(size_t(steps - 1) * 2), last(size_t(k) * 2);
   ChainPicks out;
   if (k == 0) out.last_row.resize(size_t(config_.vocab));
@@ -290,6 +295,8 @@ LlamaRunner::ChainPicks LlamaRunner::forward_sampled(int32_t first, uint32_t ste
   if (k) out.last = ops::TopK::unpack(last.data(), k);
   return out;
 }
+
+bool LlamaRunner::draws_rows_ahead() const noexcept { return config_.vocab <= int64_t(ops::PickToken::kMaxRow); }
 
 namespace {
 // The largest power of two that is at most `most` (at least 1): chain lengths a stream replays.

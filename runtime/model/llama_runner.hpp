@@ -105,6 +105,8 @@ class LlamaRunner {
     std::vector<float> last_row;          // k = 0: the last step's logits
   };
   ChainPicks forward_sampled(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k);
+  // Whether chains can draw from this model's whole rows (k = 0): at most PickToken::kMaxRow logits.
+  bool draws_rows_ahead() const noexcept;
   // Most steps a chain (forward_greedy, forward_sampled) takes now: greedy_chain(), fewer near the
   // end of the open segment (a chain never fills it).
   uint32_t chain_room() const noexcept;

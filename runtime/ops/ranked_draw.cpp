@@ -63,7 +63,10 @@ void draw_weights(std::span<const float> logits, float best, float inv_temperatu
 }
 
 DrawSettings draw_settings(double temperature, double top_p) noexcept {
-  return {flushed(float(1.0 / temperature)), std::clamp(float(top_p), kSmallestNormal, 1.0f)};
+  // 1 / T kept finite and normal: a device need not preserve infinities and NaN, and 0 * inf or
+  // -inf * 0 would make one.
+  const float inv_t = float(std::clamp(1.0 / temperature, double(kSmallestNormal), double(std::numeric_limits<float>::max())));
+  return {inv_t, std::clamp(float(top_p), kSmallestNormal, 1.0f)};
 }
 
 float portable_exp(float x) noexcept { return exp_of(x); }

@@ -17,7 +17,7 @@
 namespace infini::ops {
 
 struct DrawSettings {
-  float inv_temperature = 1;  // 1 / T, flushed (draw_settings makes it)
+  float inv_temperature = 1;  // 1 / T, a normal float (draw_settings makes it)
   float top_p = 1;            // in [2^-126, 1]
 };
 

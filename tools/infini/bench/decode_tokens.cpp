@@ -9,7 +9,8 @@ int32_t decode_tokens(model::LlamaRunner& runner, int32_t next, int64_t tokens, 
   const uint32_t k = sampler.draws_whole_row() ? 0 : sampler.ranked_needed();
   for (int64_t i = 0; i < tokens;) {
     // As Session::generate: chains where the runner offers them.
-    const uint32_t steps = k > 0 || sampler.draws_whole_row() ? runner.chain_steps(tokens - i) : 1;
+    const bool rows = sampler.draws_whole_row() && runner.draws_rows_ahead();
+    const uint32_t steps = k > 0 || rows ? runner.chain_steps(tokens - i) : 1;
     const std::span<const int32_t> one(&next, 1);
     if (steps > 1 && sampler.draws_per_token() == 0) {
       next = runner.forward_greedy(next, steps).back().id;
