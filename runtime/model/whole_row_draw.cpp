@@ -16,9 +16,11 @@ size_t bin_of(float w) noexcept { return size_t(std::bit_cast<uint32_t>(w) >> 20
 // rest (64, then 8 times more), so that the ranks, the sums in rank order and so the draw are
 // the same on every standard library. Returns the nucleus's size, or 0 when all of `order` holds
 // less than `limit`.
-size_t rank_nucleus(std::vector<int32_t>& order, const std::vector<float>& weights, double limit) {
+size_t rank_nucleus(std::vector<int32_t>& order, std::span<const float> logits, const std::vector<float>& weights,
+                    double limit) {
+  // By logit, ties to the lower id: as ops::TopK and the top-k path rank (weights can tie where logits do not).
   const auto more_likely = [&](int32_t a, int32_t b) {
-    return weights[size_t(a)] > weights[size_t(b)] || (weights[size_t(a)] == weights[size_t(b)] && a < b);
+    return logits[size_t(a)] > logits[size_t(b)] || (logits[size_t(a)] == logits[size_t(b)] && a < b);
   };
   const size_t n = order.size();
   size_t ranked = 0;
@@ -61,11 +63,11 @@ int32_t whole_row_draw(std::span<const float> logits, const ops::DrawSettings& s
   order.clear();
   for (size_t i = 0; i < n; ++i)
     if (bin_of(weights[i]) >= bound) order.push_back(int32_t(i));
-  size_t keep = rank_nucleus(order, weights, limit);
+  size_t keep = rank_nucleus(order, logits, weights, limit);
   if (keep == 0) {
     order.resize(n);
     std::iota(order.begin(), order.end(), 0);
-    keep = rank_nucleus(order, weights, limit);
+    keep = rank_nucleus(order, logits, weights, limit);
     if (keep == 0) keep = n;  // rounding: the whole row
   }
   double total = 0;
