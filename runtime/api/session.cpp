@@ -63,27 +63,17 @@ struct Session::Impl {
   bool chain(int32_t first, uint32_t steps, model::Sampler& sampler, const TokenCallback& on_token,
              std::vector<int32_t>& out) {
     const bool greedy = sampler.draws_per_token() == 0;
-    const uint32_t k = sampler.draws_whole_row() ? 0 : sampler.ranked_needed();
-    std::vector<ops::RankedLogit> picks, last;
-    std::vector<float> last_row;
-    if (greedy) {
-      picks = runner.forward_greedy(first, steps);  // each step's best: the last is the last step's ranking
-      last = {picks.back()};
-      picks.pop_back();
-    } else {
-      model::LlamaRunner::ChainPicks drawn = runner.forward_sampled(first, steps, sampler.device_draws(steps - 1), k);
-      picks = std::move(drawn.picks);
-      last = std::move(drawn.last);
-      last_row = std::move(drawn.last_row);
-    }
+    const uint32_t k = sampler.device_ranking().value();  // generate() chains only where it has one
+    model::LlamaRunner::ChainPicks drawn = runner.forward_sampled(first, steps, sampler.device_draws(steps - 1), k);
+    const std::vector<ops::RankedLogit>& picks = drawn.picks;
     last_logits.clear();
     fed = true;
     uint32_t kept = 0;  // the last step whose token stays fed
     // What the chain's last step left for the next draw: its ranking, or its whole row.
     const auto keep_last = [&] {
-      last_ranked = std::move(last);
+      last_ranked = std::move(drawn.last);
       ranked_k = last_ranked.empty() ? 0 : k;
-      last_logits = std::move(last_row);
+      last_logits = std::move(drawn.last_row);
     };
     const auto stop = [&] {
       runner.take_back(steps - 1 - kept);
@@ -97,8 +87,7 @@ struct Session::Impl {
     try {
       const model::Tokenizer& tokenizer = model->tokens();
       for (uint32_t i = 0; i + 1 < steps; ++i) {
-        // Step i + 1 was fed this token.
-        const int32_t token = greedy ? sampler.sample_ranked(std::span(&picks[i], 1)) : sampler.take_drawn(picks[i]);
+        const int32_t token = sampler.take_drawn(picks[i]);  // step i + 1 was fed it
         if (token == tokenizer.eos()) {
           stop();
           return false;
@@ -117,14 +106,6 @@ struct Session::Impl {
     }
     keep_last();
     return true;
-  }
-
-  // Steps of the next chain for a decode wanting `wanted` more tokens (1 or 0: token by token):
-  // greedy decoding, draws from at most ops::TopK::kMaxK best logits, and draws from whole rows
-  // (top-k off, top-p 1).
-  uint32_t chain_steps(const model::Sampler& sampler, int64_t wanted) const {
-    const bool rows = sampler.draws_whole_row() && runner.draws_rows_ahead();
-    return sampler.ranked_needed() || rows ? runner.chain_steps(wanted) : 0;
   }
 
   // The next token drawn from what the last forward pass gave back.
@@ -211,7 +192,7 @@ std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions
     // Hand the text over before the next forward pass, so streamed output does not wait for it.
     const bool more = !on_token || on_token(next, tokenizer.piece(next));
     // Decoding goes on with a chain of tokens on the device where the runner offers one.
-    const uint32_t steps = more ? impl_->chain_steps(sampler, max_tokens - int64_t(out.size())) : 0;
+    const uint32_t steps = more ? impl_->runner.chain_steps(max_tokens - int64_t(out.size()), sampler) : 0;
     if (steps > 1) {
       out.push_back(next);
       if (!impl_->chain(next, steps, sampler, on_token, out)) break;

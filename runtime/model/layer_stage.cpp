@@ -137,12 +137,12 @@ struct LayerStage::Scratch {
       ids_io.push_back(staged(d, embeds ? p : 1, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None,
                               "token ids"));
     }
-    if (head)
+    if (head) {
       chain_draws_io = std::make_unique<vk::StagedBuffer>(
           staged(d, sizeof(ops::PickToken::Draws) / 4, vk::StagingDirection::ToDevice, "chain draws"));
-    if (head)
       chain_ranked_io = std::make_unique<vk::StagedBuffer>(
           staged(d, LayerStage::kMaxChain * 2, vk::StagingDirection::FromDevice, "chain ranked logits"));
+    }
     if (!qk_norm) return;
     q_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads * c.head_dim, "q normed"));
     k_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads_kv * c.head_dim, "k normed"));

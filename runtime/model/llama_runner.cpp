@@ -231,42 +231,19 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_ranked(std::span<const int32_
 }
 
 std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_t steps) {
-  if (greedy_chain() == 0)
-    throw Error("model: greedy decoding ahead on the device needs the model on one device, or devices that pass "
-                "tokens back to the first on the device");
-  if (steps == 0 || steps > chain_room())
-    throw Error("model: a greedy chain of " + std::to_string(steps) + " steps; this stream takes 1.." +
-                std::to_string(chain_room()) + " now");
-  if (first < 0 || first >= config_.vocab)
-    throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
-                std::to_string(config_.vocab));
-  std::vector<uint32_t> pairs(size_t(steps) * 2);
-  const auto t0 = std::chrono::steady_clock::now();
-  // The picks, then the last step's best: the pairs in step order.
-  uint32_t* const last = pairs.data() + 2 * size_t(steps - 1);
-  if (pipeline_) {
-    pipeline_->run_chain(first, steps, ops::PickToken::Draws{}, 1, pairs.data(), last);
-    for (auto& stage : stages_) stage->allow_take_back(steps - 1);
-  } else {
-    LayerStage& stage = *stages_.front();
-    stage.submit_chain(first, steps, ops::PickToken::Draws{}, 1, pairs.data(), last);
-    stage.finish(nullptr);
-  }
-  token_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
-  tokens_seen_ += int64_t(steps);
-  std::vector<ops::RankedLogit> out;
-  out.reserve(steps);
-  for (uint32_t i = 0; i < steps; ++i) out.push_back(ops::TopK::unpack(pairs.data() + 2 * i, 1).at(0));
-  return out;
+  // Greedy picks are each step's best pair: the picks, then the last step's best, in step order.
+  ChainPicks chain = forward_sampled(first, steps, ops::PickToken::Draws{}, 1);
+  chain.picks.push_back(chain.last.at(0));
+  return chain.picks;
 }
 
 LlamaRunner::ChainPicks LlamaRunner::forward_sampled(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws,
                                                      uint32_t k) {
   if (greedy_chain() == 0)
-    throw Error("model: sampled decoding ahead on the device needs the model on one device, or devices that pass "
+    throw Error("model: decoding ahead on the device needs the model on one device, or devices that pass "
                 "tokens back to the first on the device");
   if (steps == 0 || steps > chain_room())
-    throw Error("model: a sampled chain of " + std::to_string(steps) + " steps; this stream takes 1.." +
+    throw Error("model: a chain of " + std::to_string(steps) + " steps; this stream takes 1.." +
                 std::to_string(chain_room()) + " now");
   if (first < 0 || first >= config_.vocab)
     throw Error("model: token id " + std::to_string(first) + " is outside the vocabulary of " +
@@ -326,6 +303,12 @@ uint32_t LlamaRunner::chain_room() const noexcept {
 uint32_t LlamaRunner::chain_steps(int64_t wanted) const noexcept {
   if (wanted < 1) return 0;
   return power_of_two_at_most(double(std::min<int64_t>(chain_room(), wanted)));
+}
+
+uint32_t LlamaRunner::chain_steps(int64_t wanted, const Sampler& sampler) const noexcept {
+  const std::optional<uint32_t> k = sampler.device_ranking();
+  if (!k || (*k == 0 && !draws_rows_ahead())) return wanted < 1 ? 0 : 1;
+  return chain_steps(wanted);
 }
 
 void LlamaRunner::take_back(uint32_t tokens) {

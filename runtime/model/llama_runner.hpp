@@ -14,6 +14,7 @@
 #include "infini/attention_options.hpp"
 #include "infini/model.hpp"
 #include "model/llama_weights.hpp"
+#include "model/sampler.hpp"
 #include "ops/infini_attention_layer.hpp"
 #include "ops/matmul.hpp"
 #include "model/handoff.hpp"
@@ -117,6 +118,9 @@ class LlamaRunner {
   // two within chain_room() and `wanted` (so that a stream replays a few recordings); 1: token
   // by token (forward_ranked) for now; 0 when `wanted` is.
   uint32_t chain_steps(int64_t wanted) const noexcept;
+  // The same for a decode drawing with `sampler`, 1 where the device cannot make its draws
+  // (Sampler::device_ranking, and whole rows only where they fit, draws_rows_ahead).
+  uint32_t chain_steps(int64_t wanted, const Sampler& sampler) const noexcept;
   // Takes back the last `tokens` tokens of the last chain (fewer than its steps, and nothing fed
   // since): for a decode that stopped inside a chain. The last logits become those of the token
   // before them. Throws beyond that, changing nothing.

@@ -7,6 +7,7 @@
 // (pick_token.comp): device_draws() tells it the uniforms the next tokens use. With top-k off the
 // draw is over the whole row (whole_row_draw: linear time where top-p is 1).
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -50,6 +51,14 @@ class Sampler {
   // above 0): ops::row_draw, which a device draws ahead as ops::PickToken::record_row.
   bool draws_whole_row() const noexcept {
     return options_.temperature > 0 && options_.top_k == 0 && settings_.top_p >= 1.0f;
+  }
+  // What a chain's steps pick from on the device (LlamaRunner::forward_sampled's k): the best
+  // ranked_needed() (greedy, top-k 1..64), 0 for whole rows (draws_whole_row()); none where the
+  // draw cannot be made there (top-k off with top-p below 1, top-k above 64).
+  std::optional<uint32_t> device_ranking() const noexcept {
+    if (draws_whole_row()) return 0u;
+    if (const uint32_t k = ranked_needed()) return k;
+    return std::nullopt;
   }
   // Random numbers each token takes: 0 greedy, 1 otherwise.
   uint32_t draws_per_token() const noexcept { return options_.temperature == 0 ? 0 : 1; }
