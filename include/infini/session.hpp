@@ -33,7 +33,29 @@ struct SamplingOptions {
   int top_k = 40;            // keep the k most likely tokens; 0: all
   double top_p = 0.95;       // then the smallest set reaching this probability; 1: no cut
   uint64_t seed = 0;         // the same seed gives the same tokens on every platform
+  // OpenAI's penalties over the tokens this generate() call has produced: before each draw a
+  // token's logit is lowered by frequency_penalty times its count so far, and by presence_penalty
+  // once it has appeared (negative values favour repeats). Either one makes decoding go token by
+  // token, the host adjusting each whole row.
+  double frequency_penalty = 0;
+  double presence_penalty = 0;
 };
+
+// A token's log-probability under the model: the log-softmax of its logits, before temperature,
+// penalties and cuts.
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0;
+};
+
+// What generate_with_logprobs() reports for each token it generates.
+struct GeneratedToken {
+  int32_t token = 0;
+  std::string_view text;
+  float logprob = 0;
+  std::vector<TokenLogprob> top;  // the most likely tokens of its position, best first (ties: lower id)
+};
+using GeneratedTokenCallback = std::function<bool(const GeneratedToken& token)>;
 
 // Called once per generated token with the token and its text; return false to stop.
 using TokenCallback = std::function<bool(int32_t token, std::string_view text)>;
@@ -99,6 +121,11 @@ class Session {
   std::vector<int32_t> generate(int64_t max_tokens, const SamplingOptions& options = {},
                                 const TokenCallback& on_token = {});
 
+  // generate() that also reports each token's log-probability and the top_logprobs (0..20) most
+  // likely tokens of its position. Reads each position's whole row of logits from the device, so
+  // it decodes token by token (no chains); the tokens are those generate() gives.
+  std::vector<int32_t> generate_with_logprobs(int64_t max_tokens, const SamplingOptions& options, int top_logprobs,
+                                              const GeneratedTokenCallback& on_token);
   // Back to an empty stream (zero memory, no tokens seen).
   void reset();
   // Writes the whole stream state (memory, open segments, token count, the last token's logits,

@@ -1,12 +1,14 @@
 #include "infini/session.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "api/context_access.hpp"
 #include "api/model_impl.hpp"
 #include "model/llama_runner.hpp"
 #include "model/sampler.hpp"
+#include "model/token_logprobs.hpp"
 #include "stream/session_state.hpp"
 
 namespace infini {
@@ -115,6 +117,50 @@ struct Session::Impl {
     return last_logits.empty() ? sampler.sample_ranked(last_ranked) : sampler.sample(last_logits);
   }
 
+  // The last fed token's whole row of logits (read from the device when only a ranking came back).
+  const std::vector<float>& whole_row() {
+    if (last_logits.empty()) last_logits = runner.last_logits();
+    return last_logits;
+  }
+
+  // Decoding where the host sees every whole row: for penalties and log-probabilities. Draws as
+  // the sampler draws from the row the penalties leave; `report` gets each token.
+  std::vector<int32_t> generate_on_host(int64_t max_tokens, const SamplingOptions& options, int top_logprobs,
+                                        const GeneratedTokenCallback& report) {
+    model::Sampler sampler({options.temperature, options.top_k, options.top_p, options.seed});
+    const model::Tokenizer& tokenizer = model->tokens();
+    std::vector<int32_t> out;
+    std::vector<int32_t> counts(size_t(model->info.vocab), 0);
+    std::vector<float> adjusted;
+    const bool penalised = options.frequency_penalty != 0 || options.presence_penalty != 0;
+    while (int64_t(out.size()) < max_tokens) {
+      const std::vector<float>& row = whole_row();
+      int32_t next;
+      if (penalised) {
+        adjusted = row;
+        for (size_t t = 0; t < adjusted.size(); ++t)
+          if (counts[t] > 0)
+            adjusted[t] -= float(options.frequency_penalty * counts[t] + options.presence_penalty);
+        next = sampler.sample(adjusted);
+      } else {
+        next = sampler.sample(row);
+      }
+      if (next == tokenizer.eos()) break;
+      GeneratedToken g{next, tokenizer.piece(next), 0, {}};
+      if (top_logprobs >= 0) {
+        const model::TokenLogprobs lp = model::token_logprobs(row, next, size_t(top_logprobs));
+        g.logprob = lp.chosen;
+        for (const auto& [id, logprob] : lp.top) g.top.push_back({id, logprob});
+      }
+      const bool more = !report || report(g);
+      forward(std::span<const int32_t>(&next, 1), false);
+      out.push_back(next);
+      ++counts[size_t(next)];
+      if (!more) break;
+    }
+    return out;
+  }
+
   // The whole stream state, with the weights it belongs to and the logits generate() needs.
   stream::SessionState save_state() {
     stream::SessionState state = runner.save_state();
@@ -183,6 +229,12 @@ std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions
   if (max_tokens < 0) throw Error("session: cannot generate " + std::to_string(max_tokens) + " tokens");
   if (!impl_->fed)
     throw Error("session: nothing to generate from; feed at least one token first (after reset or restore too)");
+  if (!std::isfinite(options.frequency_penalty) || !std::isfinite(options.presence_penalty))
+    throw Error("session: the frequency and presence penalties must be finite");
+  if (options.frequency_penalty != 0 || options.presence_penalty != 0)
+    return impl_->generate_on_host(max_tokens, options, -1, [&](const GeneratedToken& g) {
+      return !on_token || on_token(g.token, g.text);
+    });
   model::Sampler sampler({options.temperature, options.top_k, options.top_p, options.seed});
   const model::Tokenizer& tokenizer = impl_->model->tokens();
   std::vector<int32_t> out;
@@ -205,6 +257,18 @@ std::vector<int32_t> Session::generate(int64_t max_tokens, const SamplingOptions
     if (!more) break;
   }
   return out;
+}
+
+std::vector<int32_t> Session::generate_with_logprobs(int64_t max_tokens, const SamplingOptions& options,
+                                                    int top_logprobs, const GeneratedTokenCallback& on_token) {
+  if (max_tokens < 0) throw Error("session: cannot generate " + std::to_string(max_tokens) + " tokens");
+  if (top_logprobs < 0 || top_logprobs > 20)
+    throw Error("session: top_logprobs is " + std::to_string(top_logprobs) + "; it must be in 0..20");
+  if (!std::isfinite(options.frequency_penalty) || !std::isfinite(options.presence_penalty))
+    throw Error("session: the frequency and presence penalties must be finite");
+  if (!impl_->fed)
+    throw Error("session: nothing to generate from; feed at least one token first (after reset or restore too)");
+  return impl_->generate_on_host(max_tokens, options, top_logprobs, on_token);
 }
 
 void Session::reset() {
