@@ -6,6 +6,7 @@ import os
 import re
 import socket
 import subprocess
+import tempfile
 import time
 
 
@@ -62,16 +63,27 @@ def events(port, path, body, key=None, on_event=None, timeout=600):
 class Replica:
     """`infini serve` on a free port; stop() ends it (kill() with SIGKILL)."""
 
-    def __init__(self, infini, model, store, extra=(), env=None):
-        self.proc = subprocess.Popen([infini, "serve", "-m", model, "--port", "0", "--store", store, *extra],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=dict(os.environ, **(env or {})))
+    def __init__(self, infini, model, store, extra=(), env=None, port=0, cwd=None):
+        """store None: the server's default store; port 0: any free port."""
+        store_args = ["--store", store] if store is not None else []
+        # stderr (one log line per request) goes to a file, so a long run never fills a pipe.
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([infini, "serve", "-m", model, "--port", str(port), *store_args, *extra],
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     env=dict(os.environ, **(env or {})), cwd=cwd)
         line = self.proc.stdout.readline()
         m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
         if not m:
             self.proc.kill()
-            raise RuntimeError("infini serve did not start: " + line + self.proc.stderr.read())
+            self.proc.wait()
+            raise RuntimeError("infini serve did not start: " + line + self.stderr())
         self.port = int(m.group(1))
+
+    def stderr(self):
+        """What the server wrote to stderr so far."""
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
 
     def stop(self):
         if self.proc.poll() is None:

@@ -4,7 +4,12 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <thread>
 
@@ -24,8 +29,11 @@ struct ServeArgs {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::vector<std::string> devices;
-  std::string store = "infini-sessions";
+  std::string store;  // default_store() when empty
   std::string api_key;
+  std::string alias;
+  std::vector<std::string> cors_origins;
+  int64_t session_ttl = 0;  // seconds a session may sit unused before it expires; 0: never
   std::string chat_template;
   serve::ServeLimits limits;
   size_t max_body_bytes = 16u << 20;
@@ -48,6 +56,28 @@ std::vector<serve::Worker> open_workers(const ServeArgs& args) {
   return workers;
 }
 
+// Sessions belong with the user's data, not in whatever folder the server was started from.
+std::string default_store() {
+  if (const char* data = std::getenv("XDG_DATA_HOME"); data && *data) return std::string(data) + "/infini/sessions";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/infini/sessions";
+  throw Error("neither XDG_DATA_HOME nor HOME is set; name the session store with --store DIR");
+}
+
+// Binds the port for this server alone: cpp-httplib's default socket options add SO_REUSEPORT,
+// with which a second server on a taken port would bind too and share its connections.
+int bind_port(httplib::Server& server, const std::string& host, int port) {
+  server.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  errno = 0;
+  const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
+  if (bound < 0)
+    throw Error("cannot listen on " + host + ":" + std::to_string(port) +
+                (errno ? std::string(": ") + std::strerror(errno) : std::string(" (is the host an address of this machine?)")));
+  return bound;
+}
+
 int run_serve(ServeArgs& args) {
   if (args.api_key.empty())
     if (const char* key = std::getenv("INFINI_API_KEY")) args.api_key = key;
@@ -58,20 +88,24 @@ int run_serve(ServeArgs& args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  serve::Metrics metrics;
-  serve::SessionService service(open_workers(args), serve::open_state_store(args.store), args.limits, metrics);
+  // The model first: a server that cannot start leaves nothing behind (no store, no port).
+  std::vector<serve::Worker> workers = open_workers(args);
+  const std::optional<ChatTemplate> chat = serve::server_chat_template(*workers.front().model, args.chat_template);
   httplib::Server server;
+  const int port = bind_port(server, args.host, args.port);
+  serve::Metrics metrics;
+  serve::SessionService service(std::move(workers),
+                                serve::open_state_store(args.store.empty() ? default_store() : args.store,
+                                                        std::chrono::seconds(args.session_ttl)),
+                                args.limits, metrics);
   const int threads = args.threads > 0 ? args.threads : int(args.limits.queue) + 16;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
-  const std::optional<ChatTemplate> chat = serve::server_chat_template(service.model(), args.chat_template);
-  serve::install_routes(server, service, metrics,
-                        {args.api_key, std::filesystem::path(args.model).filename().string(), args.max_body_bytes, chat});
+  const std::string model_id = args.alias.empty() ? std::filesystem::path(args.model).filename().string() : args.alias;
+  serve::install_routes(server, service, metrics, {args.api_key, model_id, args.cors_origins, args.max_body_bytes, chat});
 
-  const int port = args.port == 0 ? server.bind_to_any_port(args.host) : (server.bind_to_port(args.host, args.port) ? args.port : -1);
-  if (port < 0) throw Error("cannot listen on " + args.host + ":" + std::to_string(args.port));
   const ModelInfo& info = service.model().info();
   std::printf("infini serve: listening on http://%s:%d (model %s, digest %s, %zu workers, store %s, chat %s%s)\n",
-              args.host.c_str(), port, info.name.c_str(), digest_hex(info.digest).c_str(), service.workers(),
+              args.host.c_str(), port, model_id.c_str(), digest_hex(info.digest).c_str(), service.workers(),
               service.store().describe().c_str(), chat ? std::string(chat_template_name(*chat)).c_str() : "none",
               args.api_key.empty() ? "" : ", API key required");
   std::fflush(stdout);
@@ -104,8 +138,17 @@ const RegisterCommand kServe{
                      "One worker per entry, comma-separated (a device named twice runs two workers on it; 0+1 is one "
                      "worker with its layers split over devices 0 and 1); default: one worker on the default device")
           ->delimiter(',');
-      app.add_option("--store", args->store, "Where session states live: a directory, or redis://HOST:PORT/DB")
-          ->capture_default_str();
+      app.add_option("--store", args->store,
+                     "Where session states live: a directory, or redis://HOST:PORT/DB (default: "
+                     "$XDG_DATA_HOME/infini/sessions, else ~/.local/share/infini/sessions)");
+      app.add_option("--alias", args->alias, "The model's id in /v1/models and responses (default: the file's name)");
+      app.add_option("--cors-origin", args->cors_origins,
+                     "Origins whose browsers may call the API, comma-separated, or * for any (default: none)")
+          ->delimiter(',');
+      app.add_option("--session-ttl", args->session_ttl,
+                     "Seconds a session may go unused (no append or generate) before the store drops it (0: never)")
+          ->capture_default_str()
+          ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
       app.add_option("--chat-template", args->chat_template,
                      "Template for /v1/chat/completions: chatml, llama3, gemma, mistral-v1, mistral-v3, mistral-v7, "
                      "llama2, llama2-sys (default: recognised from the file)");

@@ -20,8 +20,8 @@ struct ChatPrompt {
   int32_t end_of_turn = -1;  // -1 when the end-of-turn text is not one token of the vocabulary
 };
 
-// "messages": a non-empty array of {"role": system|user|assistant, "content": string}; ApiError(400)
-// naming what is wrong.
+// "messages": a non-empty array of {"role": system|developer|user|assistant, "content": a string or
+// an array of text parts}; ApiError(400) naming what is wrong ("developer" becomes "system").
 std::vector<ChatMessage> messages_field(const nlohmann::json& body);
 ChatPrompt chat_prompt(const Model& model, ChatTemplate t, const std::vector<ChatMessage>& messages);
 

@@ -81,7 +81,8 @@ class TemporaryFile {
 
 }  // namespace
 
-DirectoryStore::DirectoryStore(std::filesystem::path dir) : dir_(std::move(dir)) {
+DirectoryStore::DirectoryStore(std::filesystem::path dir, std::chrono::seconds idle_expiry)
+    : dir_(std::move(dir)), idle_expiry_(idle_expiry) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (!std::filesystem::is_directory(dir_)) throw Error(dir_.string() + ": cannot create the store directory");
@@ -96,6 +97,14 @@ DirectoryStore::DirectoryStore(std::filesystem::path dir) : dir_(std::move(dir))
 }
 
 std::filesystem::path DirectoryStore::file(const std::string& id) const { return dir_ / (id + ".session"); }
+
+// A record's file is rewritten by every commit, so its time is when the session was last used.
+bool DirectoryStore::expired(const std::filesystem::path& record) const {
+  if (idle_expiry_.count() <= 0) return false;
+  std::error_code ec;
+  const auto written = std::filesystem::last_write_time(record, ec);
+  return !ec && std::filesystem::file_time_type::clock::now() - written > idle_expiry_;
+}
 
 std::filesystem::path DirectoryStore::write_temporary(const std::string& id, const SessionRecord& record) const {
   static std::atomic<uint64_t> counter{0};
@@ -142,11 +151,18 @@ bool DirectoryStore::create(const std::string& id, const SessionRecord& record) 
 std::optional<SessionRecord> DirectoryStore::load(const std::string& id, bool with_state) {
   // Renames are atomic, so a reader sees a whole old record or a whole new one.
   constexpr size_t kHeader = 40;
+  if (expired(file(id))) return std::nullopt;  // removed by the next list() or count()
   std::optional<std::vector<std::byte>> bytes = read_file(file(id), with_state ? std::nullopt : std::optional(kHeader));
   if (!bytes) return std::nullopt;
   // The header alone decodes as a record with no state.
-  if (!with_state && bytes->size() == kHeader) std::memset(bytes->data() + 32, 0, 8);
-  return decode_record(*bytes, file(id).string());
+  uint64_t state_bytes = 0;
+  if (!with_state && bytes->size() == kHeader) {
+    std::memcpy(&state_bytes, bytes->data() + 32, 8);
+    std::memset(bytes->data() + 32, 0, 8);
+  }
+  SessionRecord r = decode_record(*bytes, file(id).string());
+  if (!with_state) r.state_bytes = state_bytes;
+  return r;
 }
 
 CommitResult DirectoryStore::commit(const std::string& id, uint64_t expected, const SessionRecord& next) {
@@ -170,12 +186,25 @@ bool DirectoryStore::remove(const std::string& id) {
   throw Error(os_error(file(id), "remove"));
 }
 
-int64_t DirectoryStore::count() {
-  int64_t n = 0;
+int64_t DirectoryStore::count() { return int64_t(list().size()); }
+
+std::vector<std::string> DirectoryStore::list() {
+  std::vector<std::string> ids;
+  std::vector<std::filesystem::path> gone;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec))
-    if (entry.path().extension() == ".session") ++n;
-  return n;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    if (entry.path().extension() != ".session") continue;
+    if (expired(entry.path())) gone.push_back(entry.path());
+    else ids.push_back(entry.path().stem().string());
+  }
+  if (!gone.empty()) {
+    DirectoryLock lock(dir_);
+    for (const std::filesystem::path& p : gone)
+      if (expired(p)) ::unlink(p.c_str());  // a commit since the scan made it fresh again
+    sync_directory(dir_);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 std::string DirectoryStore::describe() const { return "directory " + dir_.string(); }

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "infini/chat_template.hpp"
 #include "serve/metrics.hpp"
@@ -15,7 +16,9 @@ namespace infini::serve {
 
 struct HttpOptions {
   std::string api_key;     // empty: no key needed
-  std::string model_name;  // what /v1/models lists
+  std::string model_name;  // what /v1/models lists (--alias, else the file's name)
+  // Origins whose browsers may call the API (CORS); "*" for any; empty: no cross-origin calls.
+  std::vector<std::string> cors_origins;
   size_t max_body_bytes = 16u << 20;
   std::optional<ChatTemplate> chat;  // for /v1/chat/completions
 };

@@ -15,6 +15,7 @@ namespace infini::serve {
 // Generated text may hold invalid UTF-8 (a token can end mid-character); JSON gets U+FFFD there.
 std::string dump(const nlohmann::json& j);
 nlohmann::json error_json(int status, const std::string& type, const std::string& message);
+nlohmann::json error_json(const ApiError& e);
 void send_json(httplib::Response& res, const nlohmann::json& j, int status = 200);
 // The error type of a status the server or httplib set without a message.
 const char* status_type(int status);
@@ -26,7 +27,7 @@ httplib::Server::Handler guarded(Handler handler) {
     try {
       handler(req, res);
     } catch (const ApiError& e) {
-      send_json(res, error_json(e.status(), e.type(), e.what()), e.status());
+      send_json(res, error_json(e), e.status());
     } catch (const Error& e) {
       send_json(res, error_json(500, "server_error", e.what()), 500);
     } catch (const std::exception& e) {

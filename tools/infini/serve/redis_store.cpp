@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "infini/error.hpp"
@@ -12,19 +13,29 @@ namespace {
 const std::string kSessions = "infini:sessions";
 std::string key(const std::string& id) { return "infini:session:" + id; }
 
-// KEYS[1] the session, KEYS[2] the id set; ARGV: version, digest, tokens, state, id.
+// KEYS[1] the session, KEYS[2] the id set; ARGV: version, digest, tokens, state, id, idle expiry
+// in seconds (0: none).
 const char* kCreate = R"(
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[1], 'digest', ARGV[2], 'tokens', ARGV[3], 'state', ARGV[4])
+if ARGV[6] ~= '0' then redis.call('EXPIRE', KEYS[1], ARGV[6]) end
 redis.call('SADD', KEYS[2], ARGV[5])
 return 1)";
-// ARGV: expected version, then the new version, digest, tokens, state.
+// ARGV: expected version, then the new version, digest, tokens, state, idle expiry.
 const char* kCommit = R"(
 local v = redis.call('HGET', KEYS[1], 'version')
 if not v then return -1 end
 if v ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'digest', ARGV[3], 'tokens', ARGV[4], 'state', ARGV[5])
+if ARGV[6] ~= '0' then redis.call('EXPIRE', KEYS[1], ARGV[6]) end
 return 1)";
+// The ids whose keys still exist; those of expired keys leave the set.
+const char* kList = R"(
+local out = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 1 then table.insert(out, id) else redis.call('SREM', KEYS[1], id) end
+end
+return out)";
 const char* kRemove = R"(
 local n = redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[1])
@@ -71,7 +82,10 @@ RedisAddress parse_redis_url(const std::string& url) {
 
 void RedisStore::ReplyDeleter::operator()(redisReply* r) const { freeReplyObject(r); }
 
-RedisStore::RedisStore(const RedisAddress& address) : address_(address) { idle_.push_back(connect()); }
+RedisStore::RedisStore(const RedisAddress& address, std::chrono::seconds idle_expiry)
+    : address_(address), idle_expiry_(idle_expiry) {
+  idle_.push_back(connect());
+}
 
 RedisStore::~RedisStore() {
   for (redisContext* c : idle_) redisFree(c);
@@ -140,7 +154,8 @@ RedisStore::Reply RedisStore::command(const std::vector<std::string>& args) {
 
 bool RedisStore::create(const std::string& id, const SessionRecord& rec) {
   const Reply r = command({"EVAL", kCreate, "2", key(id), kSessions, std::to_string(rec.version),
-                           std::to_string(rec.model_digest), std::to_string(rec.tokens_seen), bytes_string(rec.state), id});
+                           std::to_string(rec.model_digest), std::to_string(rec.tokens_seen), bytes_string(rec.state), id,
+                           std::to_string(idle_expiry_.count())});
   return r->type == REDIS_REPLY_INTEGER && r->integer == 1;
 }
 
@@ -150,6 +165,11 @@ std::optional<SessionRecord> RedisStore::load(const std::string& id, bool with_s
   const Reply r = command(args);
   if (r->type != REDIS_REPLY_ARRAY || r->elements != args.size() - 2) throw Error("redis: unexpected reply to HMGET");
   if (r->element[0]->type == REDIS_REPLY_NIL) return std::nullopt;
+  uint64_t state_bytes = 0;
+  if (!with_state) {
+    const Reply length = command({"HSTRLEN", key(id), "state"});
+    if (length->type == REDIS_REPLY_INTEGER) state_bytes = uint64_t(length->integer);
+  }
   SessionRecord rec;
   rec.version = number<uint64_t>(r->element[0], "version");
   rec.model_digest = number<uint64_t>(r->element[1], "digest");
@@ -160,12 +180,14 @@ std::optional<SessionRecord> RedisStore::load(const std::string& id, bool with_s
     const auto* begin = reinterpret_cast<const std::byte*>(s->str);
     rec.state.assign(begin, begin + s->len);
   }
+  rec.state_bytes = with_state ? rec.state.size() : state_bytes;
   return rec;
 }
 
 CommitResult RedisStore::commit(const std::string& id, uint64_t expected, const SessionRecord& next) {
   const Reply r = command({"EVAL", kCommit, "1", key(id), std::to_string(expected), std::to_string(next.version),
-                           std::to_string(next.model_digest), std::to_string(next.tokens_seen), bytes_string(next.state)});
+                           std::to_string(next.model_digest), std::to_string(next.tokens_seen), bytes_string(next.state),
+                           std::to_string(idle_expiry_.count())});
   if (r->type != REDIS_REPLY_INTEGER) throw Error("redis: unexpected reply to the commit script");
   return r->integer == 1 ? CommitResult::Committed : r->integer == 0 ? CommitResult::Stale : CommitResult::Missing;
 }
@@ -176,8 +198,19 @@ bool RedisStore::remove(const std::string& id) {
 }
 
 int64_t RedisStore::count() {
+  if (idle_expiry_.count() > 0) return int64_t(list().size());  // the set still holds expired ids
   const Reply r = command({"SCARD", kSessions});
   return r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
+std::vector<std::string> RedisStore::list() {
+  const Reply r = command({"EVAL", kList, "1", kSessions, key("")});
+  if (r->type != REDIS_REPLY_ARRAY) throw Error("redis: unexpected reply to the list script");
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < r->elements; ++i)
+    if (r->element[i]->type == REDIS_REPLY_STRING) ids.emplace_back(r->element[i]->str, r->element[i]->len);
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 std::string RedisStore::describe() const {

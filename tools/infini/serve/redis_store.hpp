@@ -27,13 +27,16 @@ RedisAddress parse_redis_url(const std::string& url);
 
 class RedisStore : public StateStore {
  public:
-  explicit RedisStore(const RedisAddress& address);  // connects once to fail early
+  // Connects once to fail early; with idle_expiry above 0 every create and commit sets the
+  // session's key to expire after it.
+  explicit RedisStore(const RedisAddress& address, std::chrono::seconds idle_expiry = std::chrono::seconds(0));
   ~RedisStore() override;
   bool create(const std::string& id, const SessionRecord& record) override;
   std::optional<SessionRecord> load(const std::string& id, bool with_state) override;
   CommitResult commit(const std::string& id, uint64_t expected, const SessionRecord& next) override;
   bool remove(const std::string& id) override;
   int64_t count() override;
+  std::vector<std::string> list() override;
   std::string describe() const override;
 
  private:
@@ -47,6 +50,7 @@ class RedisStore : public StateStore {
   redisContext* connect() const;
 
   RedisAddress address_;
+  std::chrono::seconds idle_expiry_;
   std::mutex mutex_;
   std::vector<redisContext*> idle_;
 };

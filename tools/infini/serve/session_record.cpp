@@ -45,6 +45,7 @@ SessionRecord decode_record(std::span<const std::byte> in, const std::string& na
   if (length != in.size() - kHeader || r.tokens_seen < 0)
     throw Error(name + ": session record is damaged (its state length or token count does not fit)");
   r.state.assign(in.begin() + kHeader, in.end());
+  r.state_bytes = r.state.size();
   return r;
 }
 

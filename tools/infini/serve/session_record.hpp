@@ -16,6 +16,7 @@ struct SessionRecord {
   uint64_t model_digest = 0;  // infini::ModelInfo::digest of the model that wrote it
   int64_t tokens_seen = 0;
   std::vector<std::byte> state;
+  uint64_t state_bytes = 0;  // the state's length, also where a store loaded the record without it
 };
 
 // The record as one byte string (the directory store's file format): magic "INFSREC1", u64

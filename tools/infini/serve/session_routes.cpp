@@ -1,7 +1,9 @@
 #include "serve/session_routes.hpp"
 
 #include "serve/http_common.hpp"
+#include "serve/logprobs_json.hpp"
 #include "serve/request_fields.hpp"
+#include "serve/request_log.hpp"
 
 namespace infini::serve {
 namespace {
@@ -24,6 +26,12 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                 send_json(res, session_json(service.create()), 201);
               }));
 
+  server.Get("/v1/sessions", guarded([&service](const httplib::Request&, httplib::Response& res) {
+               nlohmann::json data = nlohmann::json::array();
+               for (const SessionStatus& s : service.list()) data.push_back(session_json(s));
+               send_json(res, {{"object", "list"}, {"data", std::move(data)}});
+             }));
+
   server.Get(R"(/v1/sessions/([^/]+))", guarded([&service](const httplib::Request& req, httplib::Response& res) {
                send_json(res, session_json(service.status(req.matches[1])));
              }));
@@ -40,7 +48,9 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                 const std::optional<std::string> text = text_field(body, tokens);
                 const std::optional<uint64_t> version = version_field(body);
                 if (!stream_field(body)) {
-                  send_json(res, session_json(service.append(id, text, tokens, version, {})));
+                  const SessionStatus s = service.append(id, text, tokens, version, {});
+                  note_request_tokens(s.fed);
+                  send_json(res, session_json(s));
                   return;
                 }
                 // What can be refused now gets its status, not an error event in a 200 stream.
@@ -56,6 +66,7 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                                      {"tokens_seen", p.tokens_seen}});
                       },
                       [&] { return send(nullptr); });
+                  note_request_tokens(s.fed);
                   send(session_json(s));
                 });
               }));
@@ -63,14 +74,18 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
   server.Post(R"(/v1/sessions/([^/]+)/generate)", guarded([&service](const httplib::Request& req, httplib::Response& res) {
                 const std::string id = req.matches[1];
                 const json body = parse_body(req.body);
-                const GenerateRequest request = generate_fields(body, service.limits(), service.model().info().vocab);
+                const GenerateRequest request =
+                    generate_fields(body, service.limits(), service.model().info().vocab, Endpoint::Session);
                 const std::optional<uint64_t> version = version_field(body);
-                auto result_json = [](const GenerateResult& r, const SessionStatus& s) {
+                const bool with_logprobs = request.top_logprobs >= 0;
+                auto result_json = [&service, with_logprobs](const GenerateResult& r, const SessionStatus& s) {
+                  note_request_tokens(int64_t(r.tokens.size()));
                   json out = session_json(s);
                   out["object"] = "session.generation";
                   out["text"] = r.text;
                   out["tokens"] = r.tokens;
                   out["finish_reason"] = r.finish_reason;
+                  if (with_logprobs) out["logprobs"] = chat_logprobs(service.model(), r.logprobs);
                   return out;
                 };
                 if (!stream_field(body)) {
@@ -79,10 +94,14 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                   return;
                 }
                 service.precheck_session(id, version, true);
-                stream_events(res, [&service, id, request, version, result_json](const SendEvent& send) {
+                stream_events(res, [&service, id, request, version, result_json, with_logprobs](const SendEvent& send) {
                   const auto [r, s] = service.generate(
                       id, request, version,
-                      [&](const std::string& text) { return send({{"object", "session.text"}, {"text", text}}); },
+                      [&](const std::string& text, std::span<const TokenReport> reports) {
+                        json event{{"object", "session.text"}, {"text", text}};
+                        if (with_logprobs) event["logprobs"] = chat_logprobs(service.model(), reports);
+                        return send(event);
+                      },
                       [&] { return send(nullptr); });
                   send(result_json(r, s));
                 });

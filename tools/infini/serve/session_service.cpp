@@ -91,19 +91,36 @@ GenerateResult SessionService::run_generate(Session& session, const GenerateRequ
   StopScanner scanner(request.stop);
   bool cancelled = false, stop_token = false;
   GenerateResult r;
-  r.tokens = session.generate(request.max_tokens, request.sampling, [&](int32_t token, std::string_view piece) {
+  std::vector<TokenReport> pending;  // reports of tokens whose text has not been sent yet
+  const auto take = [&](int32_t token, std::string_view piece) {
     if (std::find(request.stop_tokens.begin(), request.stop_tokens.end(), token) != request.stop_tokens.end()) {
       stop_token = true;
       return false;
     }
     const std::string text = scanner.add(piece);
-    if (!text.empty() && on_text && !on_text(text)) cancelled = true;
+    if (!text.empty() && on_text) {
+      cancelled = !on_text(text, pending);
+      pending.clear();
+    }
     return !cancelled && !scanner.stopped();
-  });
+  };
+  if (request.top_logprobs >= 0) {
+    r.tokens = session.generate_with_logprobs(request.max_tokens, request.sampling, request.top_logprobs,
+                                              [&](const GeneratedToken& g) {
+                                                if (std::find(request.stop_tokens.begin(), request.stop_tokens.end(),
+                                                              g.token) == request.stop_tokens.end()) {
+                                                  pending.push_back({g.token, g.logprob, g.top});
+                                                  r.logprobs.push_back(pending.back());
+                                                }
+                                                return take(g.token, g.text);
+                                              });
+  } else {
+    r.tokens = session.generate(request.max_tokens, request.sampling, take);
+  }
   if (cancelled) throw Cancelled{};
   if (!scanner.stopped()) {
     const std::string rest = scanner.finish();
-    if (!rest.empty() && on_text && !on_text(rest)) throw Cancelled{};
+    if ((!rest.empty() || !pending.empty()) && on_text && !on_text(rest, pending)) throw Cancelled{};
   }
   if (stop_token) r.tokens.pop_back();
   r.text = scanner.text();
@@ -129,17 +146,28 @@ void SessionService::precheck_session(const std::string& id, std::optional<uint6
     throw bad_request("session '" + id + "' has read nothing yet; append text first");
 }
 
-GenerateResult SessionService::complete(const std::vector<int32_t>& prompt, const GenerateRequest& request,
-                                        const TextCallback& on_text) {
+std::vector<GenerateResult> SessionService::complete(const std::vector<int32_t>& prompt, const GenerateRequest& request,
+                                                     const ChoiceTextCallback& on_text) {
   check_tokens(prompt, "the prompt");
   Slot slot(*this);
   try {
     return pool_->submit([&](Session& s) {
       s.feed(prompt);
       metrics_.tokens_fed(int64_t(prompt.size()));
-      GenerateResult r = run_generate(s, request, on_text);
-      r.prompt_tokens = int64_t(prompt.size());
-      return r;
+      const SessionSnapshot fed = request.n > 1 ? s.snapshot() : SessionSnapshot{};
+      std::vector<GenerateResult> results;
+      for (int choice = 0; choice < request.n; ++choice) {
+        if (choice > 0) s.restore(fed);
+        GenerateRequest one = request;
+        one.sampling.seed = request.sampling.seed + uint64_t(choice);
+        const TextCallback text = [&](const std::string& t, std::span<const TokenReport> reports) {
+          return on_text(choice, t, reports);
+        };
+        GenerateResult r = run_generate(s, one, on_text ? text : TextCallback{});
+        r.prompt_tokens = int64_t(prompt.size());
+        results.push_back(std::move(r));
+      }
+      return results;
     }).get();
   } catch (const Cancelled&) {
     throw ApiError(499, "cancelled", "the client closed the connection");
@@ -160,9 +188,17 @@ SessionStatus SessionService::create() {
 
 SessionStatus SessionService::status(const std::string& id) {
   if (!valid_id(id)) throw unknown_session(id);
-  const std::optional<SessionRecord> r = store_->load(id, true);
+  const std::optional<SessionRecord> r = store_->load(id, false);
   if (!r) throw unknown_session(id);
-  return {id, r->version, r->tokens_seen, r->state.size(), r->model_digest};
+  return {id, r->version, r->tokens_seen, r->state_bytes, r->model_digest};
+}
+
+std::vector<SessionStatus> SessionService::list() {
+  std::vector<SessionStatus> out;
+  for (const std::string& id : store_->list())
+    if (const std::optional<SessionRecord> r = store_->load(id, false))  // gone since the listing: left out
+      out.push_back({id, r->version, r->tokens_seen, r->state_bytes, r->model_digest});
+  return out;
 }
 
 void SessionService::remove(const std::string& id) {
@@ -227,7 +263,9 @@ SessionStatus SessionService::append(const std::string& id, const std::optional<
       });
       metrics_.tokens_fed(s.tokens_seen() - before);
       if (cancelled || (still_wanted && !still_wanted())) throw Cancelled{};
-      return commit(id, read, s);
+      SessionStatus committed = commit(id, read, s);
+      committed.fed = s.tokens_seen() - before;
+      return committed;
     }).get();
   } catch (const Cancelled&) {
     throw ApiError(499, "cancelled", "the client closed the connection; nothing was committed");

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,17 @@ struct GenerateRequest {
   SamplingOptions sampling;
   std::vector<std::string> stop;
   std::vector<int32_t> stop_tokens;  // tokens that end generation (a chat's end of turn), not returned
+  int n = 1;                         // continuations of one prompt (seeds seed, seed + 1, ...)
+  int top_logprobs = -1;             // >= 0: each token's log-probability and this many alternatives
+  bool echo = false;                 // completions: the prompt's text first
+  bool include_usage = false;        // streams: a last chunk with the usage
+};
+
+// A generated token's log-probability and its position's most likely tokens (top_logprobs).
+struct TokenReport {
+  int32_t token = 0;
+  float logprob = 0;
+  std::vector<TokenLogprob> top;
 };
 
 struct GenerateResult {
@@ -45,6 +57,7 @@ struct GenerateResult {
   std::vector<int32_t> tokens;
   std::string finish_reason;  // "stop" (end-of-sequence or a stop string) or "length"
   int64_t prompt_tokens = 0;
+  std::vector<TokenReport> logprobs;  // one per token when asked for
 };
 
 // Where a session stands after a request: its committed record, without the state.
@@ -54,11 +67,15 @@ struct SessionStatus {
   int64_t tokens_seen = 0;
   uint64_t state_bytes = 0;
   uint64_t model_digest = 0;
+  int64_t fed = 0;  // tokens the request fed (appends)
 };
 
-// Receives text as it becomes safe to send; returns false when the client has gone (which cancels
-// the request).
-using TextCallback = std::function<bool(const std::string& text)>;
+// Receives text as it becomes safe to send, with the reports of the tokens generated since the
+// last call (when log-probabilities were asked for); returns false when the client has gone
+// (which cancels the request).
+using TextCallback = std::function<bool(const std::string& text, std::span<const TokenReport> reports)>;
+// The same for one of a completion's n choices.
+using ChoiceTextCallback = std::function<bool(int choice, const std::string& text, std::span<const TokenReport> reports)>;
 using ProgressCallback = std::function<bool(const FeedProgress& progress)>;
 
 // One worker: a context on some devices and the model loaded on it.
@@ -76,10 +93,13 @@ class SessionService {
   StateStore& store() { return *store_; }
 
   std::vector<int32_t> tokenize(const std::string& text, bool add_bos) const;
-  GenerateResult complete(const std::vector<int32_t>& prompt, const GenerateRequest& request, const TextCallback& on_text);
+  // request.n continuations of one prompt, fed once (its state snapshotted between choices).
+  std::vector<GenerateResult> complete(const std::vector<int32_t>& prompt, const GenerateRequest& request,
+                                       const ChoiceTextCallback& on_text);
 
   SessionStatus create();
   SessionStatus status(const std::string& id);
+  std::vector<SessionStatus> list();
   void remove(const std::string& id);
   // `text` is tokenized after the session's record is read (BOS only when it is empty); `tokens`
   // are fed as they are. expected_version, when given, must be the committed one.

@@ -3,10 +3,12 @@
 // replicas serve any session. Every operation is atomic on its own; commit is a compare-and-set
 // on the version, the only way a record changes, so concurrent writers cannot fork a session.
 // Stores are used from many threads at once.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "serve/session_record.hpp"
 
@@ -26,11 +28,16 @@ class StateStore {
   // False when there was no such session.
   virtual bool remove(const std::string& id) = 0;
   virtual int64_t count() = 0;
+  // The ids of the sessions held now.
+  virtual std::vector<std::string> list() = 0;
   virtual std::string describe() const = 0;  // for the startup line and /health
 };
 
 // "redis://HOST:PORT/DB" (port and db optional) or a directory path (created when missing).
-// Throws infini::Error with one line when the store cannot be opened.
-std::unique_ptr<StateStore> open_state_store(const std::string& spec);
+// With an idle_expiry above zero a session no request has committed to for that long is gone
+// (Redis expires its key; the directory drops its file). Throws infini::Error with one line when
+// the store cannot be opened.
+std::unique_ptr<StateStore> open_state_store(const std::string& spec,
+                                             std::chrono::seconds idle_expiry = std::chrono::seconds(0));
 
 }  // namespace infini::serve
