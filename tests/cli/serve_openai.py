@@ -300,6 +300,45 @@ def operations(model, rep, tmp):
         ttl.stop()
 
 
+def state_moves(model, tmp):
+    """Item 6: a served session continues in `infini run --load-state` (its record as it is, or
+    exported to a state file), and a state file `infini run` saved is served as a session."""
+    store = os.path.join(tmp, "store-moves")
+    rep = Replica(INFINI, model, store)
+    try:
+        sid = request(rep.port, "POST", "/v1/sessions")[1]["id"]
+        request(rep.port, "POST", "/v1/sessions/%s/append" % sid, {"text": "The river runs past the mill"})
+        record = os.path.join(store, sid + ".session")
+        exported = os.path.join(tmp, "exported.state")
+        e = infini("session", "export", "--store", store, sid, exported)
+        check(e.returncode == 0 and os.path.exists(exported), "session export writes a state file (%r)" % e.stderr)
+        runs = [infini("run", "-m", model, "--load-state", f, "-p", " and on", "-n", "5", "--temp", "0", "--quiet")
+                for f in (record, exported)]
+        s, _ = request(rep.port, "POST", "/v1/sessions/%s/append" % sid, {"text": " and on"})
+        s, g = request(rep.port, "POST", "/v1/sessions/%s/generate" % sid, {"max_tokens": 5, "temperature": 0})
+        check(all(r.returncode == 0 and r.stdout == g["text"] + "\n" for r in runs),
+              "run --load-state of the record and of the export == the server's continuation (%r, %r)"
+              % ([r.stdout for r in runs], g.get("text")))
+
+        saved = os.path.join(tmp, "saved.state")
+        r = infini("run", "-m", model, "-p", "A stream read by run", "-n", "0", "--save-state", saved, "--quiet")
+        i = infini("session", "import", "-m", model, "--store", store, saved)
+        new_id = i.stdout.strip()
+        s, info = request(rep.port, "GET", "/v1/sessions/" + new_id)
+        cont = infini("run", "-m", model, "--load-state", saved, "-p", " then", "-n", "4", "--temp", "0", "--quiet")
+        request(rep.port, "POST", "/v1/sessions/%s/append" % new_id, {"text": " then"})
+        s2, g2 = request(rep.port, "POST", "/v1/sessions/%s/generate" % new_id, {"max_tokens": 4, "temperature": 0})
+        check(r.returncode == 0 and i.returncode == 0 and s == 200 and info["tokens_seen"] > 0 and s2 == 200
+              and cont.stdout == g2["text"] + "\n", "session import: the server continues run's state file (%r)" % i.stderr)
+        other = os.path.join(tmp, "other.gguf")
+        infini("make-model", "--out", other, "--vocab", "512", "--embd", "64", "--layers", "2", "--heads", "4",
+               "--kv-heads", "2", "--ffn", "128", "--segment", "16", "--seed", "8")
+        bad = infini("session", "import", "-m", other, "--store", store, saved)
+        check(bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1, "import on another model: one line")
+    finally:
+        rep.stop()
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "model.gguf")
@@ -318,6 +357,7 @@ def main():
             operations(model, rep, tmp)
         finally:
             check(rep.stop() == 0, "SIGTERM stops the server")
+        state_moves(model, tmp)
     print("serve_openai:", "FAILED (%d)" % len(failures) if failures else "passed")
     return 1 if failures else 0
 
