@@ -31,7 +31,7 @@ RunnerOptions chain_options(uint32_t chain) {
   RunnerOptions o;
   o.infini.segment = 12;  // chains of 8, 2 and 1 at the segment's start, and crossings
   o.infini.memory = true;
-  o.greedy_chain = chain;
+  o.decode_chain = chain;
   return o;
 }
 
@@ -144,20 +144,20 @@ TEST_CASE_METHOD(GpuTest, "greedy chains refuse what they cannot do", "[gpu][mod
   CHECK_THROWS_WITH(chained.forward_greedy(3, 0), Catch::Contains("takes 1..6"));
   CHECK_THROWS_WITH(chained.forward_greedy(-1, 2), Catch::Contains("outside the vocabulary"));
   CHECK(chained.tokens_seen() == int64_t(kPrompt.size()));
-  CHECK_THROWS_WITH(LlamaRunner(dev(), tiny.weights, chain_options(17)), Catch::Contains("greedy_chain"));
+  CHECK_THROWS_WITH(LlamaRunner(dev(), tiny.weights, chain_options(17)), Catch::Contains("decode_chain"));
   // The device's own choice: a token per submission on CPU drivers; on GPUs chains of what the
-  // last decode step's time allows in kGreedyBurst (50 ms), at most 16, a power of two.
-  CHECK(model::auto_greedy_chain(true, 1e-4) == 1);
-  CHECK(model::auto_greedy_chain(false, 0) == 1);  // no decode step yet
-  CHECK(model::auto_greedy_chain(false, 6e-4) == 16);
-  CHECK(model::auto_greedy_chain(false, 0.01) == 4);
-  CHECK(model::auto_greedy_chain(false, 0.03) == 1);
-  CHECK(model::auto_greedy_chain(false, 0.1) == 1);
+  // last decode step's time allows in kChainBurst (50 ms), at most 16, a power of two.
+  CHECK(model::auto_decode_chain(true, 1e-4) == 1);
+  CHECK(model::auto_decode_chain(false, 0) == 1);  // no decode step yet
+  CHECK(model::auto_decode_chain(false, 6e-4) == 16);
+  CHECK(model::auto_decode_chain(false, 0.01) == 4);
+  CHECK(model::auto_decode_chain(false, 0.03) == 1);
+  CHECK(model::auto_decode_chain(false, 0.1) == 1);
   LlamaRunner automatic(dev(), tiny.weights, chain_options(0));
   automatic.forward(kPrompt, false);
-  CHECK(automatic.greedy_chain() == 1);
+  CHECK(automatic.decode_chain() == 1);
   automatic.forward_ranked(std::span<const int32_t>(kPrompt.data(), 1), 1);  // a decode step, timed
-  const uint32_t chosen = automatic.greedy_chain();
+  const uint32_t chosen = automatic.decode_chain();
   CHECK((chosen >= 1 && chosen <= 16 && (chosen & (chosen - 1)) == 0));
   if (dev().caps().type == vk::DeviceType::Cpu) CHECK(chosen == 1);
   // Near the segment's end a chain has no room: the segment's last token is fed alone.
@@ -197,20 +197,20 @@ TEST_CASE_METHOD(GpuTest, "greedy chains over several devices pass each token ba
     return;
   }
   LlamaRunner chained(raw(devices), tiny.weights, o);
-  o.greedy_chain = 1;
+  o.decode_chain = 1;
   LlamaRunner by_token(raw(devices), tiny.weights, o);
   REQUIRE(chained.stages().size() == count);
   const int32_t first = best_of(chained.forward(kPrompt, false));
   CHECK(best_of(by_token.forward(kPrompt, false)) == first);
   const bool device_waits = chained.handoff_waits().front() != model::HandoffWait::Host;
   if (!device_waits) {
-    CHECK(chained.greedy_chain() == 0);
+    CHECK(chained.decode_chain() == 0);
     CHECK(chained.chain_steps(8) == 1);
     CHECK_THROWS_WITH(chained.forward_greedy(first, 2), Catch::Contains("pass tokens back"));
     WARN("this driver shares no signal between these devices: chains over them not run");
     return;
   }
-  REQUIRE(chained.greedy_chain() == 8);
+  REQUIRE(chained.decode_chain() == 8);
   // Across segment boundaries: chains of 4 and 2 and single steps.
   const auto [next, chains] = decode_in_chains(chained, by_token, first, 30);
   CHECK(chains >= 4);

@@ -33,7 +33,7 @@ RunnerOptions chain_options(uint32_t chain) {
   RunnerOptions o;
   o.infini.segment = 12;  // chains of 4, 2 and single steps, and boundary crossings
   o.infini.memory = true;
-  o.greedy_chain = chain;
+  o.decode_chain = chain;
   return o;
 }
 
@@ -155,7 +155,7 @@ TEST_CASE_METHOD(GpuTest, "sampled chains over several devices draw what the hos
     devices.push_back(open_second_device({.disk_pipeline_cache = false, .discrete_memory = discrete}));
   RunnerOptions o = chain_options(8);
   LlamaRunner chained(raw(devices), tiny.weights, o);
-  o.greedy_chain = 1;
+  o.decode_chain = 1;
   LlamaRunner by_token(raw(devices), tiny.weights, o);
   REQUIRE(chained.stages().size() == count);
   if (chained.handoff_waits().front() == model::HandoffWait::Host) {

@@ -15,7 +15,7 @@ model::RunnerOptions resolve(const model::LlamaConfig& c, const ModelOptions& op
   if (options.decode_chain > model::LayerStage::kMaxChain)
     throw Error(name + ": decode_chain must be at most " + std::to_string(model::LayerStage::kMaxChain));
   model::RunnerOptions o = model::resolve_runner_options(c, options.memory, options.segment, options.max_piece);
-  o.greedy_chain = options.decode_chain;
+  o.decode_chain = options.decode_chain;
   return o;
 }
 

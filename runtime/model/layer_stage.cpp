@@ -8,10 +8,6 @@
 
 #include "infini/error.hpp"
 #include "model/llama_runner.hpp"
-#include "model/tensor_values.hpp"
-#include "ops/elementwise.hpp"
-#include "ops/embedding.hpp"
-#include "ops/rms_norm.hpp"
 #include "vk/device.hpp"
 #include "vk/staged_buffer.hpp"
 #include "vk/transfer.hpp"
@@ -29,78 +25,20 @@ constexpr uint32_t kTimestamps = 4;
 // model's 22 layers record about 160 for a decode token, 25 a layer for a prefill piece).
 constexpr uint32_t kTimedDispatches = 4096;
 // Dispatches of a decode token's layer at the most (every step apart, biases, Q/K norms, the
-// attention's steps, weights in a few row chunks): bounds a timed greedy chain.
+// attention's steps, weights in a few row chunks): bounds a timed decode chain.
 constexpr uint32_t kMostLayerDispatches = 32;
 // A chain's draws hold a uniform for each step but the last (whose token the host picks).
 static_assert(LayerStage::kMaxChain - 1 <= ops::PickToken::kMaxSteps);
 
 
-// Weight matrices are stored on the device exactly as in the file (f32 or packed f16), in as
-// many row chunks as the device's buffer limits need (one on most devices).
-ops::RowChunks upload_matrix(vk::Device& device, const TensorView& t) {
-  const uint64_t rows = t.shape.size() > 1 ? uint64_t(t.shape[1]) : 1;
-  return ops::RowChunks(device, t.name, t.data, rows, t.data.size() / std::max<uint64_t>(rows, 1),
-                        ops::max_chunk_bytes(device.caps()));
-}
-
-// Norm weights are small and read as f32 by the kernels.
-vk::Buffer upload_f32(vk::Device& device, const TensorView& t) {
-  const std::vector<double> wide = widen_all(t);
-  const std::vector<float> values(wide.begin(), wide.end());
-  vk::Buffer b(device, values.size() * 4, vk::MemoryUse::DeviceLocal, t.name);
-  vk::upload(b, std::span<const float>(values));
-  return b;
-}
-
 vk::BufferRange whole(const vk::Buffer& b) { return vk::BufferRange::whole(b); }
 
-vk::Buffer scratch(vk::Device& device, uint64_t floats, const char* label) {
-  return vk::Buffer(device, std::max<uint64_t>(floats, 1) * 4, vk::MemoryUse::DeviceLocal, label);
-}
-
-// The same for a buffer the host reads or writes around each piece.
+// A buffer the host reads or writes around each piece.
 vk::StagedBuffer staged(vk::Device& device, uint64_t words, vk::StagingDirection direction, const char* label) {
   return vk::StagedBuffer(device, std::max<uint64_t>(words, 1) * 4, direction, label);
 }
 
-bool is_tied(const LlamaWeights& w) { return w.output.data.data() == w.token_embd.data.data(); }
-
 }  // namespace
-
-uint32_t max_piece_for(const vk::Device& device, const LlamaConfig& c, uint32_t wanted) {
-  const uint64_t widest_row = 4 * uint64_t(std::max({c.embd, c.heads * c.head_dim, c.ffn, c.vocab}));
-  const uint64_t limit = ops::max_chunk_bytes(device.caps());
-  if (limit / widest_row == 0)
-    throw Error("model: one token's activations (" + std::to_string(widest_row) + " bytes) exceed the largest buffer "
-                "(maxStorageBufferRange / maxMemoryAllocationSize) of '" + device.caps().name + "', " +
-                std::to_string(limit) + " bytes");
-  return uint32_t(std::min<uint64_t>(wanted, limit / widest_row));
-}
-
-void check_stage_fits(const vk::Device& device, const LlamaWeights& w, LayerRange range) {
-  uint64_t bytes = 0;
-  if (range.first == 0) bytes += w.token_embd.data.size();
-  if (range.last == w.config.layers) bytes += w.output_norm.data.size() + w.output.data.size();
-  for (int64_t i = range.first; i < range.last; ++i) {
-    const LlamaLayerWeights& l = w.layers[size_t(i)];
-    for (const TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
-      bytes += t->data.size();
-  }
-  const uint64_t heap = device.caps().largest_device_local_heap;
-  if (heap && bytes > heap)
-    throw Error("model: the weights of layers " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
-                " need " + std::to_string(bytes) + " bytes (" + std::to_string(bytes >> 20) +
-                " MiB) of device memory; the largest device-local memory heap of '" + device.caps().name + "' has " +
-                std::to_string(heap) + " bytes (" + std::to_string(heap >> 20) + " MiB)");
-}
-
-struct LayerStage::Kernels {
-  ops::Embedding embed;
-  ops::RmsNorm norm;
-  ops::Elementwise add_rows, swiglu;  // the residual adds are done by the projections (MatmulArgs::accumulate)
-  Kernels(vk::Device& d, ElementType embd)
-      : embed(d, embd), norm(d), add_rows(d, ops::ElementwiseOp::AddRows), swiglu(d, ops::ElementwiseOp::SwiGlu) {}
-};
 
 // What the host writes before a piece (token ids or hidden states) and reads after it (logits or
 // hidden states) is staged: its copies are part of the piece's recording (vk/staged_buffer.hpp).
@@ -113,23 +51,14 @@ struct LayerStage::Scratch {
   std::unique_ptr<vk::StagedBuffer> chain_draws_io, chain_ranked_io;
   vk::StagedBuffer x_io, logits_io, ranked_io;
   const vk::Buffer &x, &logits;
-  vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
-  std::unique_ptr<vk::Buffer> q_normed, k_normed;  // models that normalise Q and K per head
-  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head, bool qk_norm,
-          const HiddenSlots& slots, size_t slot_count)
+  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head, const HiddenSlots& slots,
+          size_t slot_count)
       : x_io(staged(d, p * c.embd, hidden_direction(embeds || !slots.in.empty(), head || !slots.out.empty()),
                     "hidden x")),
         logits_io(staged(d, head ? p * c.vocab : 1, head_out(head), "logits")),
         ranked_io(staged(d, head ? ops::TopK::kMaxK * 2 : 1, head_out(head), "ranked logits")),
         x(x_io.device_buffer()),
-        logits(logits_io.device_buffer()),
-        h(scratch(d, p * c.embd, "normed h")),
-        q(scratch(d, p * c.heads * c.head_dim, "q")),
-        k(scratch(d, p * c.heads_kv * c.head_dim, "k")),
-        v(scratch(d, p * c.heads_kv * c.head_dim, "v")),
-        attn(scratch(d, p * c.heads * c.head_dim, "attention out")),
-        ffn_gate(scratch(d, p * c.ffn, "ffn gate")),
-        ffn_up(scratch(d, p * c.ffn, "ffn up")) {
+        logits(logits_io.device_buffer()) {
     position_io.reserve(slot_count);
     ids_io.reserve(slot_count);
     for (size_t i = 0; i < slot_count; ++i) {
@@ -137,15 +66,11 @@ struct LayerStage::Scratch {
       ids_io.push_back(staged(d, embeds ? p : 1, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None,
                               "token ids"));
     }
-    if (head) {
-      chain_draws_io = std::make_unique<vk::StagedBuffer>(
-          staged(d, sizeof(ops::PickToken::Draws) / 4, vk::StagingDirection::ToDevice, "chain draws"));
-      chain_ranked_io = std::make_unique<vk::StagedBuffer>(
-          staged(d, LayerStage::kMaxChain * 2, vk::StagingDirection::FromDevice, "chain ranked logits"));
-    }
-    if (!qk_norm) return;
-    q_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads * c.head_dim, "q normed"));
-    k_normed = std::make_unique<vk::Buffer>(scratch(d, p * c.heads_kv * c.head_dim, "k normed"));
+    if (!head) return;
+    chain_draws_io = std::make_unique<vk::StagedBuffer>(
+        staged(d, sizeof(ops::PickToken::Draws) / 4, vk::StagingDirection::ToDevice, "chain draws"));
+    chain_ranked_io = std::make_unique<vk::StagedBuffer>(
+        staged(d, LayerStage::kMaxChain * 2, vk::StagingDirection::FromDevice, "chain ranked logits"));
   }
 
   static vk::StagingDirection head_out(bool head) {
@@ -160,84 +85,15 @@ struct LayerStage::Scratch {
   }
 };
 
-namespace {
-// An optional f32 vector on the device, when the file has it (qwen2's Q/K/V biases, qwen3's
-// Q/K norm weights).
-std::unique_ptr<vk::Buffer> upload_optional(vk::Device& d, const std::optional<TensorView>& t) {
-  return t ? std::make_unique<vk::Buffer>(upload_f32(d, *t)) : nullptr;
-}
-}  // namespace
-
-struct LayerStage::Layer {
-  vk::Buffer attn_norm, ffn_norm;
-  std::unique_ptr<vk::Buffer> bq, bk, bv, q_norm, k_norm;
-  ops::RowChunks wq, wk, wv, wo, w_gate, w_up, w_down;
-  ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
-  std::unique_ptr<ops::InfiniAttentionLayer> attention;
-
-  Layer(vk::Device& d, const LlamaLayerWeights& w, ops::MatmulKernel kernel, ops::MatrixTiles mt, ops::VectorTiles vt)
-      : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)), bq(upload_optional(d, w.bq)),
-        bk(upload_optional(d, w.bk)), bv(upload_optional(d, w.bv)), q_norm(upload_optional(d, w.q_norm)),
-        k_norm(upload_optional(d, w.k_norm)),
-        wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
-        w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
-        mm_q(d, ElementType::F32, w.wq.type, {}, kernel, mt, vt), mm_k(d, ElementType::F32, w.wk.type, {}, kernel, mt, vt),
-        mm_v(d, ElementType::F32, w.wv.type, {}, kernel, mt, vt), mm_o(d, ElementType::F32, w.wo.type, {}, kernel, mt, vt),
-        mm_gate(d, ElementType::F32, w.ffn_gate.type, {}, kernel, mt, vt),
-        mm_up(d, ElementType::F32, w.ffn_up.type, {}, kernel, mt, vt),
-        mm_down(d, ElementType::F32, w.ffn_down.type, {}, kernel, mt, vt), glu_fusable(w.ffn_gate.type == w.ffn_up.type) {}
-
-  // Whether a piece (its rows in `args`) runs its projections on the vector kernel, which then
-  // takes the norm (and biases) before Q, K, V, and the FFN's norm, gate, up and SwiGLU, in their
-  // passes (decode on GPUs).
-  bool fuses_attention_steps(const ops::MatmulArgs& args) const {
-    return mm_q.does_fused_steps(args) && mm_k.does_fused_steps(args) && mm_v.does_fused_steps(args);
-  }
-  bool fuses_ffn_steps(const ops::MatmulArgs& args) const { return glu_fusable && mm_gate.does_fused_steps(args); }
-  bool glu_fusable;  // the gate and up weights have one type (so one kernel reads both)
-};
-
 LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options,
                        LayerRange range, HiddenSlots slots)
     : device_(device), config_(weights.config), range_(range), slots_(std::move(slots)), max_piece_(options.max_piece),
-      fused_steps_(options.fused_steps),
       time_kernels_(options.time_kernels) {
-  const LlamaConfig& c = config_;
-  if (range.first < 0 || range.last > c.layers || range.count() < 1)
-    throw Error("model: layer range " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
-                " is not inside the model's " + std::to_string(c.layers) + " layers");
   if ((embeds() && receives_shared()) || (has_head() && sends_shared()))
     throw Error("model: the first stage receives no hidden states and the last passes none on");
-  check_stage_fits(device, weights, range);
-  const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
-  kernels_ = std::make_unique<Kernels>(device, weights.token_embd.type);
-  if (embeds()) token_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
-  layers_.reserve(size_t(range.count()));
-  for (int64_t i = range.first; i < range.last; ++i) {
-    const LlamaLayerWeights& w = weights.layers[size_t(i)];
-    std::vector<float> beta(size_t(c.heads), 0.0f);
-    if (w.mem_gate) {
-      const std::vector<double> b = widen_all(*w.mem_gate);
-      std::copy(b.begin(), b.end(), beta.begin());
-    }
-    Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
-    layer.attention =
-        std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32, beta, options.kernel);
-    layer.attention->fuse_decode_steps(options.fused_steps);
-  }
-  if (has_head()) {
-    output_norm_ = std::make_unique<vk::Buffer>(upload_f32(device, weights.output_norm));
-    if (!is_tied(weights)) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));
-    else if (!embeds()) head_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
-    logits_matmul_ =
-        std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type, ops::MatmulTiles{},
-                                      options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
-    top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
-    pick_ = std::make_unique<ops::PickToken>(device);
-  }
-  bool qk_norm = false;
-  for (int64_t i = range.first; i < range.last; ++i) qk_norm = qk_norm || weights.layers[size_t(i)].q_norm.has_value();
-  scratch_ = std::make_unique<Scratch>(device, c, max_piece_, embeds(), has_head(), qk_norm, slots_, slot_count());
+  graph_ = std::make_unique<LlamaGraph>(device, weights, options, range, max_piece_);
+  if (has_head()) pick_ = std::make_unique<ops::PickToken>(device);
+  scratch_ = std::make_unique<Scratch>(device, config_, max_piece_, embeds(), has_head(), slots_, slot_count());
   stream_ = std::make_unique<vk::CommandStream>(device, timestamp_capacity());
 }
 
@@ -250,34 +106,31 @@ std::string LayerStage::describe() const {
          std::to_string(range_.last - 1) + ")";
 }
 
-uint32_t LayerStage::segment_room() const { return layers_.front().attention->segment_room(); }
+uint32_t LayerStage::segment_room() const { return graph_->segment_room(); }
+
+PieceIO LayerStage::piece_io(uint32_t slot) const {
+  const Scratch& s = *scratch_;
+  return {&s.ids_io[slot].device_buffer(), &s.x, &s.position_io[slot].device_buffer(), &s.logits,
+          &s.ranked_io.device_buffer()};
+}
 
 void LayerStage::reset() {
   last_row_.reset();
   chain_left_ = 0;
   stream_->begin();
-  for (Layer& l : layers_) l.attention->record_reset(*stream_);
+  graph_->record_reset(*stream_);
   stream_->end();
   stream_->submit_and_wait();
 }
 
-std::vector<ops::LayerSnapshot> LayerStage::snapshot() const {
-  std::vector<ops::LayerSnapshot> out;
-  for (const Layer& l : layers_) out.push_back(l.attention->snapshot());
-  return out;
-}
+std::vector<ops::LayerSnapshot> LayerStage::snapshot() const { return graph_->snapshot(); }
 
-bool LayerStage::fits(std::span<const ops::LayerSnapshot> layers) const {
-  if (layers.size() != layers_.size()) return false;
-  for (size_t i = 0; i < layers.size(); ++i)
-    if (!layers_[i].attention->fits(layers[i])) return false;
-  return true;
-}
+bool LayerStage::fits(std::span<const ops::LayerSnapshot> layers) const { return graph_->fits(layers); }
 
 void LayerStage::restore(std::span<const ops::LayerSnapshot> layers) {
   last_row_.reset();
   chain_left_ = 0;
-  for (size_t i = 0; i < layers_.size(); ++i) layers_[i].attention->restore(layers[i]);
+  graph_->restore(layers);
 }
 
 size_t LayerStage::slot_count() const noexcept { return std::max<size_t>({slots_.in.size(), slots_.out.size(), 1}); }
@@ -312,7 +165,7 @@ template <typename Record>
 vk::CommandStream& LayerStage::recording(vk::CommandStream* cached, std::unique_ptr<vk::CommandStream>* keep,
                                          uint32_t tokens, double& record_s, const Record& record) {
   if (cached) {
-    for (Layer& l : layers_) l.attention->advance(tokens);
+    graph_->advance(tokens);
     return *cached;
   }
   if (keep) *keep = std::make_unique<vk::CommandStream>(device_, timestamp_capacity());
@@ -367,7 +220,7 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     s.x_io.write(0, hidden_in.data(), hidden_bytes);
   }
   const double host_in_s = seconds(h0, Clock::now());
-  const ops::InfiniAttentionLayer& first = *layers_.front().attention;
+  const ops::InfiniAttentionLayer& first = graph_->first_attention();
   const uint32_t open = first.open_tokens();
   s.position_io[slot].write(0, &open, 4);
   const uint32_t chain_row = chain ? chain->index + 1 : 0;
@@ -387,7 +240,7 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     else record_hidden_in(stream, hidden_bytes, slot);
     stream.timestamp("inputs");
     stream.time_dispatches(time_kernels_);
-    record_piece(stream, n, rows, top_k, slot, chain && has_head() ? chain->index : 0);
+    graph_->record_piece(stream, piece_io(slot), n, rows, top_k, chain && has_head() ? chain->index : 0);
     stream.time_dispatches(false);
     stream.timestamp("outputs");
     if (chain && has_head()) record_chain_step_out(stream, *chain, slot, top_k);
@@ -438,7 +291,7 @@ uint32_t LayerStage::chain_room() const noexcept {
   const uint32_t room = segment_room();
   // Timing every kernel takes a timestamp per dispatch of every step: shorter chains then (a
   // layer records at most kMostLayerDispatches for a token, the head a few).
-  const uint32_t timed = uint32_t(kTimedDispatches / (kMostLayerDispatches * layers_.size() + 8));
+  const uint32_t timed = uint32_t(kTimedDispatches / (kMostLayerDispatches * graph_->layer_count() + 8));
   const uint32_t most = time_kernels_ ? std::clamp(timed, 1u, kMaxChain) : kMaxChain;
   return room <= 1 ? 0 : std::min({most, max_piece_, room - 1});
 }
@@ -458,7 +311,7 @@ void LayerStage::submit_chain(int32_t first, uint32_t steps, const ops::PickToke
                 std::to_string(k) + " of " + std::to_string(config_.vocab));
   if (!pending_.empty()) throw Error("model: a chain starts with no piece in flight");
   Scratch& s = *scratch_;
-  const ops::InfiniAttentionLayer& layer0 = *layers_.front().attention;
+  const ops::InfiniAttentionLayer& layer0 = graph_->first_attention();
   const uint32_t open = layer0.open_tokens();
   const auto h0 = Clock::now();
   s.ids_io[0].write(0, &first, 4);
@@ -500,7 +353,7 @@ void LayerStage::record_chain(vk::CommandStream& stream, uint32_t steps, uint32_
   const vk::BufferRange draws = whole(s.chain_draws_io->device_buffer()), picks = whole(s.chain_ranked_io->device_buffer());
   const uint64_t vocab = uint64_t(config_.vocab);
   for (uint32_t i = 0; i < steps; ++i) {
-    record_piece(stream, 1, 1, k, 0, i);
+    graph_->record_piece(stream, piece_io(0), 1, 1, k, i);
     if (i + 1 == steps) break;
     if (k) pick_->record(stream, whole(ranked), k, draws, i, picks, &feed);
     else pick_->record_row(stream, s.logits, i * vocab, uint32_t(vocab), draws, i, picks, &feed);
@@ -553,9 +406,9 @@ void LayerStage::record_chain_step_out(vk::CommandStream& stream, const ChainSte
 void LayerStage::take_back(uint32_t tokens) {
   if (!pending_.empty()) throw Error("model: tokens are taken back with no piece in flight");
   if (tokens > chain_left_)
-    throw Error("model: cannot take back " + std::to_string(tokens) + " tokens; the last greedy chain left " +
+    throw Error("model: cannot take back " + std::to_string(tokens) + " tokens; the last decode chain left " +
                 std::to_string(chain_left_));
-  for (Layer& l : layers_) l.attention->take_back(tokens);
+  graph_->take_back(tokens);
   chain_left_ -= tokens;
   if (last_row_) *last_row_ -= tokens;  // the head stage's
 }
@@ -646,94 +499,6 @@ void LayerStage::record_hidden_out(vk::CommandStream& stream, uint64_t bytes, ui
   const vk::Buffer& out = *slots_.out[slot];
   stream.copy({&scratch_->x, 0, bytes}, {&out, 0, bytes});
   stream.release_external(whole(out));
-}
-
-void LayerStage::record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot,
-                              uint32_t logits_row) {
-  const LlamaConfig& c = config_;
-  const uint32_t e = uint32_t(c.embd), qd = uint32_t(c.heads * c.head_dim), kvd = uint32_t(c.heads_kv * c.head_dim),
-                 f = uint32_t(c.ffn), vocab = uint32_t(c.vocab);
-  const float eps = float(c.rms_eps);
-  Scratch& s = *scratch_;
-  const Kernels& k = *kernels_;
-  if (embeds()) k.embed.record(stream, whole(s.ids_io[slot].device_buffer()), *token_embd_, whole(s.x), n, e);
-  auto matmul = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, const vk::Buffer& out_buf,
-                    uint32_t out, uint32_t in) {
-    ops::record_matmul_chunks(mm, stream, {n, out, in, whole(a), {}, whole(out_buf)}, b);
-  };
-  // The residual stream x takes the attention's and the FFN's output projections as they are
-  // computed (the matmul adds to it): one dispatch, and one barrier, fewer each.
-  auto add_to_x = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, uint32_t in) {
-    ops::MatmulArgs args{n, e, in, whole(a), {}, whole(s.x)};
-    args.accumulate = true;
-    ops::record_matmul_chunks(mm, stream, args, b);
-  };
-  for (Layer& l : layers_) {
-    // Q, K and V from the normed x, with their biases: on the vector kernel (decode) in the
-    // projections' own passes, else as separate steps.
-    ops::MatmulArgs probe{n, qd, e, whole(s.x), {}, whole(s.q)};
-    const bool fuse_qkv = fused_steps_ && l.fuses_attention_steps(probe);
-    if (!fuse_qkv) k.norm.record(stream, whole(s.x), whole(l.attn_norm), whole(s.h), n, e, eps);
-    auto project = [&](const ops::Matmul& mm, const ops::RowChunks& w, const vk::Buffer& out, uint32_t width,
-                       const std::unique_ptr<vk::Buffer>& bias) {
-      ops::MatmulArgs args{n, width, e, whole(fuse_qkv ? s.x : s.h), {}, whole(out)};
-      if (fuse_qkv) {
-        args.a_norm = whole(l.attn_norm);
-        args.norm_eps = eps;
-        if (bias) args.bias = whole(*bias);
-      }
-      ops::record_matmul_chunks(mm, stream, args, w);
-    };
-    project(l.mm_q, l.wq, s.q, qd, l.bq);
-    project(l.mm_k, l.wk, s.k, kvd, l.bk);
-    project(l.mm_v, l.wv, s.v, kvd, l.bv);
-    // Separate bias adds after all three projections: one barrier before them, not one each.
-    if (l.bq && !fuse_qkv) k.add_rows.record(stream, whole(s.q), whole(*l.bq), n * qd, qd);
-    if (l.bk && !fuse_qkv) k.add_rows.record(stream, whole(s.k), whole(*l.bk), n * kvd, kvd);
-    if (l.bv && !fuse_qkv) k.add_rows.record(stream, whole(s.v), whole(*l.bv), n * kvd, kvd);
-    const vk::Buffer *q = &s.q, *kk = &s.k;
-    if (l.q_norm) {  // each head of Q and K normalised before RoPE (qwen3)
-      const uint32_t hd = uint32_t(c.head_dim);
-      k.norm.record(stream, whole(s.q), whole(*l.q_norm), whole(*s.q_normed), n * uint32_t(c.heads), hd, eps);
-      k.norm.record(stream, whole(s.k), whole(*l.k_norm), whole(*s.k_normed), n * uint32_t(c.heads_kv), hd, eps);
-      q = s.q_normed.get();
-      kk = s.k_normed.get();
-    }
-    l.attention->record(stream, {q, 0}, {kk, 0}, {&s.v, 0}, s.attn, n, &s.position_io[slot].device_buffer());
-    add_to_x(l.mm_o, s.attn, l.wo, qd);
-    // The FFN: silu(gate) * up of the normed x, then down, added to x.
-    ops::MatmulArgs ffn{n, f, e, whole(s.x), {}, whole(s.ffn_gate)};
-    if (fused_steps_ && l.fuses_ffn_steps(ffn)) {
-      ffn.a_norm = whole(l.ffn_norm);
-      ffn.norm_eps = eps;
-      ops::record_matmul_chunks(l.mm_gate, stream, ffn, l.w_gate, &l.w_up);
-    } else {
-      k.norm.record(stream, whole(s.x), whole(l.ffn_norm), whole(s.h), n, e, eps);
-      matmul(l.mm_gate, s.h, l.w_gate, s.ffn_gate, f, e);
-      matmul(l.mm_up, s.h, l.w_up, s.ffn_up, f, e);
-      k.swiglu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
-    }
-    add_to_x(l.mm_down, s.ffn_gate, l.w_down, f);
-  }
-  // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
-  // The final norm, of those rows only, inside the logits' pass where the vector kernel runs it.
-  if (rows) {
-    ops::MatmulArgs args{rows, vocab, e, whole(s.x), {}, whole(s.logits)};
-    args.a_offset = (n - rows) * e;
-    args.c_offset = logits_row * vocab;
-    if (fused_steps_ && logits_matmul_->does_fused_steps(args)) {
-      args.a_norm = whole(*output_norm_);
-      args.norm_eps = eps;
-    } else {
-      k.norm.record(stream, whole(s.x), whole(*output_norm_), whole(s.h), n, e, eps);
-      args.a = whole(s.h);
-    }
-    const ops::RowChunks& w = output_ ? *output_ : head_embd_ ? *head_embd_ : *token_embd_;
-    ops::record_matmul_chunks(*logits_matmul_, stream, args, w);
-    if (top_k)
-      top_k_->record(stream, s.logits, uint64_t(logits_row) * vocab, vocab, top_k,
-                     {&s.ranked_io.device_buffer(), 0, uint64_t(top_k) * 8});
-  }
 }
 
 }  // namespace infini::model

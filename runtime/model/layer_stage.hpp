@@ -1,8 +1,10 @@
 #pragma once
-// Layers [first, last) of a Llama model on one device: their weights, their Infini-attention state
-// and the scratch of one piece. The stage that starts at layer 0 also embeds the tokens, the one
-// that ends at the last layer also computes logits; one stage holding everything is the whole
-// model on one device. Between stages the hidden states of a piece travel through host memory.
+// The execution of layers [first, last) of a Llama model on one device (graph/llama_graph.hpp
+// holds the layers and records their forward pass): the host's staged inputs and outputs, the
+// recordings of piece shapes, submission, decode chains and profiles. The stage that starts at
+// layer 0 also embeds the tokens, the one that ends at the last layer also computes logits; one
+// stage holding everything is the whole model on one device. Between stages the hidden states of
+// a piece travel through shared memory or the host.
 //
 // A piece's commands depend only on (piece tokens, logits rows, first segment?, does it end the
 // segment?): the position inside the segment reaches the kernels through a buffer the host writes
@@ -20,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "graph/llama_graph.hpp"
 #include "model/llama_weights.hpp"
 #include "ops/infini_attention_layer.hpp"
 #include "ops/layer_snapshot.hpp"
@@ -115,8 +118,8 @@ struct HeadOutput {
 // stage before gives it when a piece's hidden states are in their slot, and this stage's
 // submission of the piece waits for it on the device, so the host need not wait for the stage
 // before to finish a piece before submitting it here. Null: the host orders them.
-// token_in / token_out, token_ready_in / token_ready_out: the token ring of greedy chains over
-// several stages (LlamaRunner::forward_greedy), the way back from the head stage to the embedding
+// token_in / token_out, token_ready_in / token_ready_out: the token ring of decode chains over
+// several stages (LlamaRunner::forward_sampled), the way back from the head stage to the embedding
 // stage: each step's best token id in a slot of shared memory (one word), with the signal the
 // embedding stage's next step waits for on its device. Empty / null: no ring.
 struct HiddenSlots {
@@ -126,11 +129,6 @@ struct HiddenSlots {
   std::vector<const vk::Buffer*> token_in, token_out;
   vk::SharedSignal* token_ready_in = nullptr;
   vk::SharedSignal* token_ready_out = nullptr;
-};
-
-struct LayerRange {
-  int64_t first = 0, last = 0;  // [first, last)
-  int64_t count() const noexcept { return last - first; }
 };
 
 class LayerStage {
@@ -235,14 +233,12 @@ class LayerStage {
   std::string describe() const;
 
  private:
-  struct Layer;
-  struct Kernels;
   struct Scratch;
   struct Pending {  // a piece submitted and not yet finished
     vk::CommandStream* stream;
     HeadOutput head;
     uint32_t n;
-    uint32_t chain;      // steps of a greedy chain on this stage alone (its tokens), 0 for a piece
+    uint32_t chain;      // steps of a decode chain on this stage alone (its tokens), 0 for a piece
     uint32_t chain_row;  // 1 + the index of a step of a chain over several stages, 0 for others
     uint32_t* picks;     // a chain's picks, for finish()
     bool chain_last;     // the last step of a chain over several stages
@@ -251,9 +247,7 @@ class LayerStage {
   };
   void record_chain_step_in(vk::CommandStream& stream, uint32_t index, uint32_t slot);
   void record_chain_step_out(vk::CommandStream& stream, const ChainStep& step, uint32_t slot, uint32_t top_k);
-  // The piece's logits rows go to rows logits_row.. of the logits buffer, its ranking to the ranked buffer.
-  void record_piece(vk::CommandStream& stream, uint32_t n, uint32_t rows, uint32_t top_k, uint32_t slot,
-                    uint32_t logits_row = 0);
+  PieceIO piece_io(uint32_t slot) const;  // the graph's inputs and outputs in the staged buffers of `slot`
   void record_chain(vk::CommandStream& stream, uint32_t steps, uint32_t k);
   // The recording to submit: `cached` when there is one (the layers' state advanced by `tokens`
   // as recording it would), else one made by `record` into a new stream left in `*keep` for the
@@ -272,16 +266,8 @@ class LayerStage {
   LayerRange range_;
   HiddenSlots slots_;
   uint32_t max_piece_;
-  bool fused_steps_;  // RunnerOptions::fused_steps
   bool time_kernels_;  // RunnerOptions::time_kernels
-  std::unique_ptr<Kernels> kernels_;
-  std::vector<Layer> layers_;
-  std::unique_ptr<ops::RowChunks> token_embd_;              // embedding stage
-  std::unique_ptr<vk::Buffer> output_norm_;                 // head stage
-  std::unique_ptr<ops::RowChunks> output_;                  // head stage; null when tied to token_embd
-  std::unique_ptr<ops::RowChunks> head_embd_;               // head stage of a tied model not holding token_embd
-  std::unique_ptr<ops::Matmul> logits_matmul_;
-  std::unique_ptr<ops::TopK> top_k_;  // head stage
+  std::unique_ptr<LlamaGraph> graph_;
   std::unique_ptr<ops::PickToken> pick_;  // head stage
   std::optional<uint32_t> last_row_;  // the logits buffer's row of the last token with logits
   std::unique_ptr<Scratch> scratch_;
@@ -300,12 +286,5 @@ class LayerStage {
   StageProfile profile_;
   vk::DispatchProfile dispatch_profile_;
 };
-
-// Most tokens per piece whose activations fit one buffer of `device` (at most `wanted`); throws
-// naming the limit when not even one token fits.
-uint32_t max_piece_for(const vk::Device& device, const LlamaConfig& config, uint32_t wanted);
-
-// Throws naming the device when the weights of `range` alone exceed its largest memory heap.
-void check_stage_fits(const vk::Device& device, const LlamaWeights& weights, LayerRange range);
 
 }  // namespace infini::model

@@ -21,9 +21,9 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
                          const RunnerOptions& options, std::span<const int64_t> layers_per_device)
     : config_((check_llama_weights(weights), weights.config)), options_(options) {
   if (options.max_piece < 1) throw Error("model: max_piece must be >= 1");
-  if (options.greedy_chain > LayerStage::kMaxChain)
-    throw Error("model: greedy_chain must be 0 (the device's choice) to " + std::to_string(LayerStage::kMaxChain) +
-                ", got " + std::to_string(options.greedy_chain));
+  if (options.decode_chain > LayerStage::kMaxChain)
+    throw Error("model: decode_chain must be 0 (the device's choice) to " + std::to_string(LayerStage::kMaxChain) +
+                ", got " + std::to_string(options.decode_chain));
   if (devices.empty()) throw Error("model: no devices given");
   options_.infini.rope = config_.rope;
   const std::vector<int64_t> counts = layers_per_device.empty()
@@ -239,7 +239,7 @@ std::vector<ops::RankedLogit> LlamaRunner::forward_greedy(int32_t first, uint32_
 
 LlamaRunner::ChainPicks LlamaRunner::forward_sampled(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws,
                                                      uint32_t k) {
-  if (greedy_chain() == 0)
+  if (decode_chain() == 0)
     throw Error("model: decoding ahead on the device needs the model on one device, or devices that pass "
                 "tokens back to the first on the device");
   if (steps == 0 || steps > chain_room())
@@ -284,20 +284,20 @@ uint32_t power_of_two_at_most(double most) noexcept {
 }
 }  // namespace
 
-uint32_t auto_greedy_chain(bool cpu_driver, double token_seconds) noexcept {
+uint32_t auto_decode_chain(bool cpu_driver, double token_seconds) noexcept {
   if (cpu_driver || token_seconds <= 0) return 1;
-  return power_of_two_at_most(std::min<double>(LayerStage::kMaxChain, kGreedyBurst / token_seconds));
+  return power_of_two_at_most(std::min<double>(LayerStage::kMaxChain, kChainBurst / token_seconds));
 }
 
-uint32_t LlamaRunner::greedy_chain() const noexcept {
+uint32_t LlamaRunner::decode_chain() const noexcept {
   if (stages_.size() > 1 && !stages_.front()->on_token_ring()) return 0;
-  if (options_.greedy_chain) return options_.greedy_chain;
-  return auto_greedy_chain(stages_.front()->device().caps().type == vk::DeviceType::Cpu, token_seconds_);
+  if (options_.decode_chain) return options_.decode_chain;
+  return auto_decode_chain(stages_.front()->device().caps().type == vk::DeviceType::Cpu, token_seconds_);
 }
 
 uint32_t LlamaRunner::chain_room() const noexcept {
   // Every stage's open segment has the same room (pieces never cross a boundary).
-  return std::min(greedy_chain(), stages_.front()->chain_room());
+  return std::min(decode_chain(), stages_.front()->chain_room());
 }
 
 uint32_t LlamaRunner::chain_steps(int64_t wanted) const noexcept {

@@ -13,6 +13,7 @@
 
 #include "infini/attention_options.hpp"
 #include "infini/model.hpp"
+#include "graph/graph_options.hpp"
 #include "model/llama_weights.hpp"
 #include "model/sampler.hpp"
 #include "ops/infini_attention_layer.hpp"
@@ -31,23 +32,15 @@ class SharedSignal;
 
 namespace infini::model {
 
-struct RunnerOptions {
-  InfiniOptions infini;          // segment, update rule, conventions, memory on/off (rope: the model's)
+// How a model runs: its graph's kernels and stream (GraphOptions), and how pieces are executed.
+struct RunnerOptions : GraphOptions {
   uint32_t max_piece = kDefaultMaxPiece;  // most tokens recorded in one submission (bounds scratch memory)
-  ops::AttentionKernel kernel = ops::AttentionKernel::Auto;
-  // The projections' kernel. Decode rows on the vector kernel (GPUs' choice under Auto) also do
-  // the norms, the SwiGLU and the biases in the projections' own passes; on the tiled attention
-  // family (also GPUs' choice) decode does its RoPE, cache append and merge in the attention's pass.
-  ops::MatmulKernel matmul_kernel = ops::MatmulKernel::Auto;
-  ops::VectorTiles vector_tiles;  // the shape of the vector kernel (decode on GPUs); zeros: its defaults
-  ops::MatrixTiles matrix_tiles = ops::kAutoMatrixTiles;  // the matrix-unit kernel's tiling (prefill on GPUs)
-  bool fused_steps = true;  // false: those steps stay separate dispatches (to measure what fusing saves)
   // Times every kernel of every piece (dispatch_profile()): serialises the kernels, so a profile's
   // run is not one to take throughput from.
   bool time_kernels = false;
   // Most tokens greedy decoding feeds per submission (LlamaRunner::forward_greedy), 1 to
-  // LayerStage::kMaxChain; 0: the device's choice (auto_greedy_chain).
-  uint32_t greedy_chain = 0;
+  // LayerStage::kMaxChain; 0: the device's choice (auto_decode_chain).
+  uint32_t decode_chain = 0;
   Handoff handoff = Handoff::Auto;  // between the devices of a pipeline (model/handoff.hpp)
   HandoffWait handoff_wait = HandoffWait::Auto;  // who orders each hand-off: the host or the GPU
 };
@@ -61,10 +54,10 @@ RunnerOptions resolve_runner_options(const LlamaConfig& config, MemoryMode memor
 // The device's choice of greedy chain: 1 on CPU drivers (a submission and the host's wake-up
 // cost nothing next to a token there); on GPUs, where they cost a good part of a small model's
 // token, the longest chain (a power of two up to LayerStage::kMaxChain) whose tokens take at most
-// kGreedyBurst at `token_seconds` a token, the last decode step's, so that streamed text never
+// kChainBurst at `token_seconds` a token, the last decode step's, so that streamed text never
 // waits long for a burst (on a phone decoding 10 tokens a second, no chain); 1 before any.
-inline constexpr double kGreedyBurst = 0.05;
-uint32_t auto_greedy_chain(bool cpu_driver, double token_seconds) noexcept;
+inline constexpr double kChainBurst = 0.05;
+uint32_t auto_decode_chain(bool cpu_driver, double token_seconds) noexcept;
 
 class LlamaRunner {
  public:
@@ -90,16 +83,15 @@ class LlamaRunner {
   // then steps - 1 more tokens, each the best-ranked token of the logits before it (ties to the
   // lower id, as forward_ranked ranks), in one submission. Returns each step's best logit and
   // id, in order (the last id is not fed). The logits are those forward_ranked gives token by
-  // token. steps: 1..chain_room(). Several devices: not available (chain_room() is 0).
+  // token. steps: 1..chain_room() (several devices: with the token ring).
   std::vector<ops::RankedLogit> forward_greedy(int32_t first, uint32_t steps);
   // Sampled decoding ahead on the device: feeds `first`, then steps - 1 more
   // tokens, step i + 1's token drawn from step i's k best logits with `draws` (the host sampler's
   // settings and its uniforms[i]; ops::PickToken). Gives back those steps - 1 picks (a NaN logit
   // among them: that step's logits held one) and the last step's k best, from which the caller
   // draws the next token. steps: 1..chain_room() (several devices: with the token ring). k: 1..64,
-  // or 0 to draw from each step's whole row (top-k off and top-p 1).
-  // k = 0: each step draws from its whole row of logits (top-k off, top-p 1;
-  // ops::row_draw), and the last step's row comes back instead of its k best.
+  // or 0: each step draws from its whole row of logits (top-k off, top-p 1; ops::row_draw), and
+  // the last step's row comes back instead of its k best.
   struct ChainPicks {
     std::vector<ops::RankedLogit> picks;  // picks[i]: the token step i + 1 was fed
     std::vector<ops::RankedLogit> last;   // the last step's k best, best first
@@ -108,12 +100,12 @@ class LlamaRunner {
   ChainPicks forward_sampled(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k);
   // Whether chains can draw from this model's whole rows (k = 0): at most PickToken::kMaxRow logits.
   bool draws_rows_ahead() const noexcept;
-  // Most steps a chain (forward_greedy, forward_sampled) takes now: greedy_chain(), fewer near the
+  // Most steps a chain (forward_greedy, forward_sampled) takes now: decode_chain(), fewer near the
   // end of the open segment (a chain never fills it).
   uint32_t chain_room() const noexcept;
-  // options().greedy_chain, or where 0 auto_greedy_chain for the device and the last decode
+  // options().decode_chain, or where 0 auto_decode_chain for the device and the last decode
   // step's time; 0 on several devices without the token ring.
-  uint32_t greedy_chain() const noexcept;
+  uint32_t decode_chain() const noexcept;
   // Steps for the next chain of a decode wanting `wanted` more tokens: the largest power of
   // two within chain_room() and `wanted` (so that a stream replays a few recordings); 1: token
   // by token (forward_ranked) for now; 0 when `wanted` is.

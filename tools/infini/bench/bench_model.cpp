@@ -88,7 +88,7 @@ struct ModelChoices {
   ops::AttentionKernel attention;
   ops::VectorTiles vector_tiles;
   ops::MatrixTiles matrix_tiles;
-  uint32_t greedy_chain;  // 0: the device's choice
+  uint32_t decode_chain;  // 0: the device's choice
 };
 
 // One record per kernel (name and grid) of a prefill or of a decode, most time first: its
@@ -130,7 +130,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   ro.vector_tiles = choice.vector_tiles;
   ro.matrix_tiles = choice.matrix_tiles;
   ro.time_kernels = o.kernel_times;
-  ro.greedy_chain = choice.greedy_chain;
+  ro.decode_chain = choice.decode_chain;
   // Memory figures are summed over the devices the layers are split over (--devices).
   const uint64_t baseline = vk::allocated_bytes(run.devices);
   vk::reset_peaks(run.devices);
@@ -168,7 +168,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   record["vector_tiles"] = choice.vector_tiles.name();
   record["matrix_tiles"] = choice.matrix_tiles.name();
   // Most decode tokens per submission, as the runner resolved it (1: a submission per token).
-  record["greedy_chain"] = std::max<uint32_t>(runner.greedy_chain(), 1);
+  record["greedy_chain"] = std::max<uint32_t>(runner.decode_chain(), 1);
   record["temperature"] = o.temperature;  // decode's draws (0: greedy)
   if (o.temperature > 0) {
     record["top_k"] = o.top_k;

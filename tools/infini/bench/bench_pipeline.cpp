@@ -96,7 +96,7 @@ int32_t argmax(const std::vector<float>& logits) {
 struct DeviceSet {
   std::string name;
   std::string handoff, wait;  // as asked for ("auto", ...); the kinds chosen are the runner's
-  uint32_t greedy_chain;       // as asked for (0: the device's choice); the runner's in the record
+  uint32_t decode_chain;       // as asked for (0: the device's choice); the runner's in the record
   std::unique_ptr<Context> context;
   std::unique_ptr<model::LlamaRunner> runner;
   std::vector<double> prefill, decode;
@@ -126,7 +126,7 @@ void bench_pipeline(BenchRun& run) {
           model::RunnerOptions options = ro;
           options.handoff = model::parse_handoff(kind);
           options.handoff_wait = model::parse_handoff_wait(wait);
-          options.greedy_chain = chain;
+          options.decode_chain = chain;
           s.runner = std::make_unique<model::LlamaRunner>(ContextAccess::devices(*s.context), weights, options, split);
           sets.push_back(std::move(s));
         }
@@ -152,7 +152,7 @@ void bench_pipeline(BenchRun& run) {
   for (DeviceSet& s : sets) {
     // Ratios to the first set decoding the same way (the same --greedy-chain).
     const DeviceSet& first = *std::find_if(sets.begin(), sets.end(),
-                                           [&](const DeviceSet& f) { return f.greedy_chain == s.greedy_chain; });
+                                           [&](const DeviceSet& f) { return f.decode_chain == s.decode_chain; });
     const Stats first_prefill = stats_of(first.prefill), first_decode = stats_of(first.decode);
     const Stats p = stats_of(s.prefill), d = stats_of(s.decode);
     nlohmann::json stages = nlohmann::json::array();
@@ -166,7 +166,7 @@ void bench_pipeline(BenchRun& run) {
                         {"handoffs", handoff_names(*s.runner)},
                         {"handoff_wait", s.wait},
                         {"handoff_waits", handoff_wait_names(*s.runner)},
-                        {"greedy_chain", std::max<uint32_t>(s.runner->greedy_chain(), 1)},
+                        {"greedy_chain", std::max<uint32_t>(s.runner->decode_chain(), 1)},
                         {"temperature", o.temperature},
                         {"stages", stages},
                         {"segment", ro.infini.segment},
@@ -200,7 +200,7 @@ void bench_pipeline(BenchRun& run) {
     handoffs = s.runner->handoff_profiles();
     decode_tokens(*s.runner, argmax(logits), o.decode, bench_sampling(o.temperature, o.top_k, o.top_p));
     nlohmann::json line{{"workload", "pipeline"}, {"phase", "handoffs"}, {"devices", s.name}, {"handoff", s.handoff},
-                        {"handoff_wait", s.wait}, {"greedy_chain", std::max<uint32_t>(s.runner->greedy_chain(), 1)},
+                        {"handoff_wait", s.wait}, {"greedy_chain", std::max<uint32_t>(s.runner->decode_chain(), 1)},
                         {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};
     if (o.decode > 0) {
       line["decode_tokens"] = o.decode;

@@ -1,0 +1,98 @@
+#pragma once
+// Layers [first, last) of a Llama-family model on one device as a graph of kernels: their weights,
+// each layer's Infini-attention state, the activations of one piece, and the forward pass of
+// docs/design.md §3.1 recorded into a command stream. The graph that starts at layer 0 also
+// embeds the tokens, the one that ends at the last layer also computes logits (and ranks them).
+// Running it (staging the host's inputs and outputs, caching recordings, submitting, chains,
+// profiles) is the execution stage's work (exec/layer_stage.hpp).
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "graph/graph_options.hpp"
+#include "model/llama_weights.hpp"
+#include "ops/infini_attention_layer.hpp"
+#include "ops/layer_snapshot.hpp"
+#include "ops/row_chunks.hpp"
+#include "ops/top_k.hpp"
+#include "vk/buffer.hpp"
+#include "vk/command_stream.hpp"
+
+namespace infini::vk {
+class Device;
+}
+
+namespace infini::model {
+
+struct LayerRange {
+  int64_t first = 0, last = 0;  // [first, last)
+  int64_t count() const noexcept { return last - first; }
+};
+
+// The buffers a piece reads and writes outside the graph (the stage stages them).
+struct PieceIO {
+  const vk::Buffer* ids = nullptr;       // token ids (the graph that embeds)
+  const vk::Buffer* x = nullptr;         // the residual stream [n][embd]: hidden states in and out
+  const vk::Buffer* position = nullptr;  // the open segment's length when the piece runs (one word)
+  const vk::Buffer* logits = nullptr;    // rows of logits (the graph with the head)
+  const vk::Buffer* ranked = nullptr;    // ops::TopK's pairs of the last row (the graph with the head)
+};
+
+class LlamaGraph {
+ public:
+  // Uploads the weights of `range`; activations for pieces of up to max_piece tokens.
+  LlamaGraph(vk::Device& device, const LlamaWeights& weights, const GraphOptions& options, LayerRange range,
+             uint32_t max_piece);
+  ~LlamaGraph();
+
+  bool embeds() const noexcept { return range_.first == 0; }
+  bool has_head() const noexcept { return range_.last == config_.layers; }
+  LayerRange range() const noexcept { return range_; }
+  const LlamaConfig& config() const noexcept { return config_; }
+  size_t layer_count() const noexcept { return size_t(range_.count()); }
+
+  // The forward pass of a piece of n tokens (inside one segment): the embedding (or the hidden
+  // states in io.x), the layers, and with rows > 0 the final norm and the logits of the piece's
+  // last `rows` rows into rows logits_row.. of io.logits, ranked (top_k > 0, rows 1) into io.ranked.
+  // The attention state's bookkeeping advances as it records.
+  void record_piece(vk::CommandStream& stream, const PieceIO& io, uint32_t n, uint32_t rows, uint32_t top_k,
+                    uint32_t logits_row = 0);
+
+  // The attention state of every layer: the first layer's open segment stands for all of them.
+  const ops::InfiniAttentionLayer& first_attention() const;
+  uint32_t segment_room() const { return first_attention().segment_room(); }
+  void advance(uint32_t tokens);    // as a replayed recording of `tokens` tokens does
+  void take_back(uint32_t tokens);  // forgets the last tokens of the open segment
+  void record_reset(vk::CommandStream& stream);
+  std::vector<ops::LayerSnapshot> snapshot() const;
+  bool fits(std::span<const ops::LayerSnapshot> layers) const;
+  void restore(std::span<const ops::LayerSnapshot> layers);
+
+ private:
+  struct Layer;
+  struct Kernels;
+  struct Activations;
+  vk::Device& device_;
+  LlamaConfig config_;
+  LayerRange range_;
+  bool fused_steps_;
+  std::unique_ptr<Kernels> kernels_;
+  std::vector<Layer> layers_;
+  std::unique_ptr<ops::RowChunks> token_embd_;   // the graph that embeds
+  std::unique_ptr<vk::Buffer> output_norm_;      // head
+  std::unique_ptr<ops::RowChunks> output_;       // head; null when tied to token_embd
+  std::unique_ptr<ops::RowChunks> head_embd_;    // head of a tied model not holding token_embd
+  std::unique_ptr<ops::Matmul> logits_matmul_;   // head
+  std::unique_ptr<ops::TopK> top_k_;             // head
+  std::unique_ptr<Activations> activations_;
+};
+
+// Most tokens per piece whose activations fit one buffer of `device` (at most `wanted`); throws
+// naming the limit when not even one token fits.
+uint32_t max_piece_for(const vk::Device& device, const LlamaConfig& config, uint32_t wanted);
+
+// Throws naming the device when the weights of `range` alone exceed its largest memory heap.
+void check_stage_fits(const vk::Device& device, const LlamaWeights& weights, LayerRange range);
+
+}  // namespace infini::model
