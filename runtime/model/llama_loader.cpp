@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "infini/error.hpp"
+#include "model/architecture.hpp"
 #include "text/pre_tokenizer.hpp"
 #include "util/block_codec.hpp"
 #include "model/weight_scan.hpp"
@@ -83,9 +84,10 @@ class Loader {
 
   void read_config(LlamaConfig& c) {
     const std::string arch = f_.get_string("general.architecture");
-    if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
-      fail("architecture '" + printable(arch, true, 64) + "' is not supported (llama, qwen2, qwen3)");
+    const std::optional<Architecture> row = find_architecture(arch);
+    if (!row) fail("architecture '" + printable(arch, true, 64) + "' is not supported (" + architecture_names() + ")");
     arch_ = arch;
+    rope_layout_ = row->rope_layout;
     c.architecture = arch;
     c.embd = integer(arch_key("embedding_length"), 1, kMaxEmbd);
     c.layers = integer(arch_key("block_count"), 1, kMaxLayers);
@@ -113,9 +115,7 @@ class Loader {
 
   void read_rope(LlamaConfig& c) {
     rope::RopeConfig& r = c.rope;
-    // llama: llama.cpp's NORM mode (the converter permuted the Q/K rows); qwen2, qwen3: NEOX (not
-    // permuted).
-    r.layout = arch_ == "llama" ? rope::RopeLayout::Interleaved : rope::RopeLayout::Neox;
+    r.layout = rope_layout_;  // the architecture's (model/architecture.hpp)
     r.base = real(arch_key("rope.freq_base"), 10000.0, false, 1.0 + 1e-9, 1e30);
     r.rotary_dim = static_cast<int>(integer(arch_key("rope.dimension_count"), 2, c.head_dim, c.head_dim));
     if (r.rotary_dim % 2 != 0) fail(arch_key("rope.dimension_count") + " " + std::to_string(r.rotary_dim) + " is odd");
@@ -191,7 +191,7 @@ class Loader {
       l.ffn_gate = tensor(b + "ffn_gate.weight", {c.embd, c.ffn}, "(n_embd, n_ff)");
       l.ffn_up = tensor(b + "ffn_up.weight", {c.embd, c.ffn}, "(n_embd, n_ff)");
       l.ffn_down = tensor(b + "ffn_down.weight", {c.ffn, c.embd}, "(n_ff, n_embd)");
-      // Q/K/V biases (qwen2; optional for llama too, as llama.cpp reads them).
+      // Q/K/V biases (the qkv_bias architectures'; read in any, as llama.cpp does).
       for (const auto& [name, width, slot] : {std::tuple{"attn_q.bias", q, &l.bq}, std::tuple{"attn_k.bias", kv, &l.bk},
                                               std::tuple{"attn_v.bias", kv, &l.bv}}) {
         if (!f_.find_tensor(b + name)) continue;
@@ -199,7 +199,7 @@ class Loader {
         if ((*slot)->type != ElementType::F32)
           fail("tensor '" + b + name + "' must be f32, got " + std::string(element_name((*slot)->type)));
       }
-      // Per-head RMSNorm of Q and K (qwen3).
+      // Per-head RMSNorm of Q and K (the qk_norm architectures'; read in any).
       for (const auto& [name, slot] : {std::pair{"attn_q_norm.weight", &l.q_norm}, std::pair{"attn_k_norm.weight", &l.k_norm}}) {
         if (!f_.find_tensor(b + name)) continue;
         *slot = tensor(b + name, {c.head_dim}, "(head_dim)");
@@ -356,6 +356,7 @@ class Loader {
   const GgufFile& f_;
   std::vector<std::string>& warnings_;
   std::string arch_ = "llama";
+  rope::RopeLayout rope_layout_ = rope::RopeLayout::Interleaved;
   std::set<std::string> used_;
 };
 
