@@ -34,6 +34,8 @@ int run_chat(OpenModel& m, const ChatArgs& args, std::istream& in) {
   if (!args.quiet)
     std::fprintf(stderr, "chat template %s; one message per line, an empty line or end of input ends\n",
                  std::string(chat_template_name(t)).c_str());
+  if (!args.quiet && args.sampling.temperature > 0)
+    std::fprintf(stderr, "seed %llu\n", static_cast<unsigned long long>(args.sampling.seed));
 
   std::vector<ChatMessage> messages;
   if (!args.system.empty()) messages.push_back({"system", args.system});

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "command.hpp"
+#include "option_checks.hpp"
 #include "infini/infini_attention.hpp"
 #include "infini/npy.hpp"
 #include "rope_options.hpp"
@@ -102,18 +103,16 @@ const RegisterCommand registration{
       app.add_option("--memory-out", args->memory_out, "Final memory M [Hkv,D,Dv]");
       app.add_option("--norm-out", args->norm_out, "Final normaliser z [Hkv,D]");
       app.add_option("--segment", args->options.segment, "Segment length N")->capture_default_str()->check(
-          CLI::Range(int64_t(1), kMaxSegment));
-      const std::map<std::string, UpdateRule> updates{{"linear", UpdateRule::Linear}, {"delta", UpdateRule::Delta}};
-      app.add_option("--update", args->options.update, "Memory update rule: linear|delta (default delta)")
-          ->transform(CLI::CheckedTransformer(updates));
-      const std::map<std::string, FirstSegment> firsts{{"mix", FirstSegment::Mix}, {"local", FirstSegment::Local}};
-      app.add_option("--first-segment", args->options.first_segment,
-                     "First segment output: mix = (1-g) A_dot, local = A_dot (default mix)")
-          ->transform(CLI::CheckedTransformer(firsts));
-      const std::map<std::string, GateSign> gates{{"memory", GateSign::Memory}, {"local", GateSign::Local}};
-      app.add_option("--gate-sign", args->options.gate_sign,
-                     "What sigmoid(beta) weights: memory (default) or local")
-          ->transform(CLI::CheckedTransformer(gates));
+          integer_range(int64_t(1), kMaxSegment));
+      add_choice_option(app, "--update", args->options.update,
+                        {{"linear", UpdateRule::Linear}, {"delta", UpdateRule::Delta}},
+                        "Memory update rule (default delta)");
+      add_choice_option(app, "--first-segment", args->options.first_segment,
+                        {{"mix", FirstSegment::Mix}, {"local", FirstSegment::Local}},
+                        "First segment output: mix = (1-g) A_dot, local = A_dot (default mix)");
+      add_choice_option(app, "--gate-sign", args->options.gate_sign,
+                        {{"memory", GateSign::Memory}, {"local", GateSign::Local}},
+                        "What sigmoid(beta) weights: memory (default) or local");
       app.add_option("--memory", args->memory, "Compressive memory on|off")->check(CLI::IsMember({"on", "off"}))
           ->capture_default_str();
       add_rope_options(app, args->options.rope);

@@ -1,10 +1,12 @@
 // infini eval: the forward pass of a GGUF model over given token ids (docs/design.md §3);
 // writes the logits of the last position ([vocab]) or of every position ([T,vocab]) as .npy.
 #include <cstdio>
+#include <string>
 
 #include "command.hpp"
 #include "infini/npy.hpp"
 #include "model_options.hpp"
+#include "text_file.hpp"
 #include "token_list.hpp"
 
 namespace infini::cli {
@@ -17,7 +19,9 @@ struct EvalArgs {
 };
 
 int run_eval(const EvalArgs& args) {
-  if (args.tokens.empty() == args.tokens_file.empty()) throw Error("give exactly one of --tokens and --tokens-file");
+  if (args.tokens.empty() == args.tokens_file.empty()) throw UsageError("give exactly one of --tokens and --tokens-file");
+  check_output_path(args.logits, "--logits");
+  check_model_args(args.model);
   const std::vector<int32_t> ids =
       args.tokens.empty() ? read_token_file(args.tokens_file) : parse_token_list(args.tokens, "--tokens");
   OpenModel m = open_model(args.model);
@@ -26,6 +30,10 @@ int run_eval(const EvalArgs& args) {
   std::vector<int64_t> shape{vocab};
   if (args.all_logits) shape.insert(shape.begin(), int64_t(ids.size()));
   write_npy_f32(args.logits, logits, shape);
+  std::string dims;
+  for (int64_t d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+  std::fprintf(stderr, "wrote %s: float32 [%s], the logits of %s after %zu tokens\n", args.logits.c_str(), dims.c_str(),
+               args.all_logits ? "every position" : "the last position", ids.size());
   return 0;
 }
 

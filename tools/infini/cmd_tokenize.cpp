@@ -17,12 +17,13 @@ namespace {
 
 struct TokenizeArgs {
   std::string model, file, text;
+  bool text_given = false;  // --text, even empty
   bool json = false, no_bos = false, special = false;
 };
 
 int run_tokenize(const TokenizeArgs& args) {
-  if (args.file.empty() == args.text.empty()) throw Error("give exactly one of -f FILE and --text TEXT");
-  const std::string text = args.file.empty() ? args.text : read_text_file(args.file);
+  if (args.file.empty() == !args.text_given) throw UsageError("give exactly one of -f FILE and -p/--text TEXT");
+  const std::string text = args.text_given ? args.text : read_text_file(args.file);
   const Tokenizer tokenizer(args.model);
   const bool bos = tokenizer.add_bos() && !args.no_bos;
   const std::vector<int32_t> ids = tokenizer.encode(text, bos, args.special);
@@ -46,11 +47,14 @@ const RegisterCommand registration{
       auto args = std::make_shared<TokenizeArgs>();
       app.add_option("-m,--model", args->model, "GGUF file (a vocabulary-only file is enough)")->required();
       app.add_option("-f,--file", args->file, "Text file to tokenize (bytes as they are)");
-      app.add_option("--text", args->text, "Text to tokenize");
+      auto* text = app.add_option("-p,--prompt,--text", args->text, "Text to tokenize (empty: BOS alone, or nothing)");
       app.add_flag("--json", args->json, "Print {\"ids\": [...], \"pieces\": [...], \"text\": ...} instead of the ids");
       app.add_flag("--no-bos", args->no_bos, "Do not put BOS first even where the file asks for it");
       app.add_flag("--special", args->special, "Match control-token texts such as <|im_start|> in the text");
-      return [args] { return run_tokenize(*args); };
+      return [args, text] {
+        args->text_given = text->count() > 0;
+        return run_tokenize(*args);
+      };
     }};
 
 }  // namespace

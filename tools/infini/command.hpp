@@ -7,7 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "infini/error.hpp"
+
 namespace infini::cli {
+
+// A wrong use of the options found after parsing (two options that exclude each other, a value
+// that only the input shows wrong): main reports it as it does CLI11's parse errors, with exit
+// status 2 and a pointer at the command's --help.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
 
 // Adds the subcommand's options to `app` and returns what runs it (exit code). Empty for a group.
 using CommandSetup = std::function<std::function<int()>(CLI::App& app)>;

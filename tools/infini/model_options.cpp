@@ -1,32 +1,48 @@
 #include "model_options.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+
+#include "command.hpp"
+#include "option_checks.hpp"
 
 namespace infini::cli {
 
 void add_memory_option(CLI::App& app, MemoryMode& mode) {
-  const std::map<std::string, MemoryMode> modes{
-      {"auto", MemoryMode::Auto}, {"on", MemoryMode::On}, {"off", MemoryMode::Off}};
-  app.add_option("--memory", mode, "Compressive memory: on, off, or auto (on when the file has Infini keys)")
-      ->transform(CLI::CheckedTransformer(modes));
+  add_choice_option(app, "--memory", mode, {{"auto", MemoryMode::Auto}, {"on", MemoryMode::On}, {"off", MemoryMode::Off}},
+                    "Compressive memory: on, off, or auto (on when the file has Infini keys)");
+}
+
+void add_threads_option(CLI::App& app, unsigned& threads) {
+  app.add_option("-t,--threads", threads,
+                 "CPU threads of a CPU Vulkan driver (lavapipe: sets LP_NUM_THREADS unless the environment sets it); "
+                 "no effect on GPUs")
+      ->check(integer_range(1u, 1024u));
 }
 
 void add_model_options(CLI::App& app, ModelArgs& args) {
-  app.add_option("-m,--model", args.model, "GGUF model file (llama architecture)")->required();
-  app.add_option("--segment", args.options.segment,
-                 "Segment length N (default: the file's infini.segment_length, else " +
-                     std::to_string(kDefaultSegment) + ")")
-      ->check(CLI::Range(int64_t(1), kMaxSegment));
+  app.add_option("-m,--model", args.model, "GGUF model file (llama, qwen2 or qwen3 architecture)")->required();
+  auto* segment = app.add_option("--segment", args.options.segment,
+                                 "Segment length N (default: the file's infini.segment_length, else " +
+                                     std::to_string(kDefaultSegment) + ")")
+                      ->check(integer_range(int64_t(1), kMaxSegment));
+  app.add_option("-c,--ctx-size", args.ctx_size,
+                 "Attention context N. A file without Infini-attention tensors runs with memory off, attending "
+                 "within one segment: there this sets the segment length. Refused on an Infini-attention model "
+                 "(memory on), whose context is unbounded: set its local span with --segment")
+      ->check(integer_range(int64_t(1), kMaxSegment))
+      ->excludes(segment);
   add_memory_option(app, args.options.memory);
   app.add_option("--max-piece", args.options.max_piece, "Most tokens per device submission (bounds scratch memory)")
-      ->check(CLI::Range(1u, 65536u));
+      ->check(integer_range(1u, 65536u));
   app.add_option("--decode-chain,--greedy-chain", args.options.decode_chain,
                  "Most tokens per device submission when generating, each picked (greedy, or drawn as the host "
                  "sampler draws, top-k 1..64 or top-k 0 with top-p 1) and fed to the next step on the device (1: one "
                  "per submission; "
                  "default: on GPUs as many as decode in about 50 ms, up to 16; 1 on CPU drivers)")
-      ->check(CLI::Range(1u, 16u));
+      ->check(integer_range(1u, 16u));
   add_device_options(app, args);
+  add_threads_option(app, args.threads);
 }
 
 void add_device_options(CLI::App& app, ModelArgs& args) {
@@ -43,14 +59,29 @@ void add_device_options(CLI::App& app, ModelArgs& args) {
       ->check(CLI::PositiveNumber);
 }
 
+void check_model_args(const ModelArgs& args) {
+  if (args.ctx_size > 0 && args.options.memory == MemoryMode::On)
+    throw UsageError("--ctx-size: with --memory on the context is unbounded; set the local span with --segment");
+}
+
 std::unique_ptr<Context> open_context(const ModelArgs& args) {
+  // lavapipe reads LP_NUM_THREADS when its first instance is created.
+  if (args.threads > 0 && !std::getenv("LP_NUM_THREADS"))
+    setenv("LP_NUM_THREADS", std::to_string(args.threads).c_str(), 1);
   return std::make_unique<Context>(ContextOptions{.device = args.device, .devices = args.devices});
 }
 
 OpenModel open_model(const ModelArgs& args) {
+  check_model_args(args);
   OpenModel m;
   m.context = open_context(args);
-  m.model = std::make_unique<Model>(*m.context, args.model, args.options);
+  ModelOptions options = args.options;
+  if (args.ctx_size > 0) options.segment = args.ctx_size;
+  m.model = std::make_unique<Model>(*m.context, args.model, options);
+  // The one place -c is resolved against the file (a later attention window would be set here).
+  if (args.ctx_size > 0 && m.model->info().memory)
+    throw UsageError("--ctx-size: " + args.model +
+                     " is an Infini-attention model whose context is unbounded; set its local span with --segment");
   for (const std::string& w : m.model->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   m.session = std::make_unique<Session>(*m.model);
   const size_t devices = m.context->devices().size(), used = m.session->stages().size();

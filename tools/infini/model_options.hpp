@@ -18,17 +18,31 @@ struct ModelArgs {
   std::string device;
   std::vector<std::string> devices;  // pipeline order; INFINI_DEVICES when empty
   ModelOptions options;              // segment, memory, max piece, split
+  // -c/--ctx-size (0: not given). A file whose memory is off attends within one segment, so on
+  // such a file this is the segment length; a model whose memory is on refuses it (its context
+  // is unbounded). Resolved in open_model only.
+  int64_t ctx_size = 0;
+  unsigned threads = 0;  // -t/--threads: a CPU Vulkan driver's threads (0: the driver's default)
 };
 
+// -m, --segment, -c, --memory, --max-piece, --decode-chain, the device options and -t.
 void add_model_options(CLI::App& app, ModelArgs& args);
 
 // --device, --devices and --split (also for commands without a model).
 void add_device_options(CLI::App& app, ModelArgs& args);
 
+// -t/--threads into `threads` (for the commands that open a device).
+void add_threads_option(CLI::App& app, unsigned& threads);
+
 // --memory auto|on|off into `mode`.
 void add_memory_option(CLI::App& app, MemoryMode& mode);
 
-// The context the device options name.
+// Throws UsageError for options that exclude each other (-c with --memory on); open_model checks
+// this too, but a command calls it first to refuse before reading its input.
+void check_model_args(const ModelArgs& args);
+
+// Applies -t (LP_NUM_THREADS for lavapipe, unless the environment sets it) and opens the
+// context the device options name. Nothing else may create a Vulkan instance before.
 std::unique_ptr<Context> open_context(const ModelArgs& args);
 
 // A model opened on its devices with one session: everything a model run needs, alive together.

@@ -1,32 +1,31 @@
 // RoPE flags: names follow Hugging Face rope_scaling fields (docs/design.md §2.1).
 #include "rope_options.hpp"
 
-#include <map>
 #include <string>
+
+#include "option_checks.hpp"
 
 namespace infini::cli {
 
 void add_rope_options(CLI::App& app, infini::rope::RopeConfig& config) {
   using infini::rope::RopeLayout;
   using infini::rope::RopeType;
-  const std::map<std::string, RopeType> types{{"none", RopeType::None},       {"default", RopeType::Default},
+  const std::vector<std::pair<std::string, RopeType>> types{{"none", RopeType::None},       {"default", RopeType::Default},
                                               {"linear", RopeType::Linear},   {"ntk", RopeType::Ntk},
                                               {"dynamic", RopeType::Dynamic}, {"yarn", RopeType::Yarn},
                                               {"llama3", RopeType::Llama3}};
-  const std::map<std::string, RopeLayout> layouts{{"neox", RopeLayout::Neox}, {"interleaved", RopeLayout::Interleaved}};
+  const std::vector<std::pair<std::string, RopeLayout>> layouts{{"neox", RopeLayout::Neox}, {"interleaved", RopeLayout::Interleaved}};
   const std::string group = "RoPE";
 
   app.add_option("--rope-base", config.base, "RoPE base (rope_theta)")->capture_default_str()->group(group);
   app.add_option("--rope-dim", config.rotary_dim, "Rotated dims per head, even; 0 = the whole head")
       ->capture_default_str()
       ->group(group);
-  app.add_option("--rope-layout", config.layout,
-                 "Pairs (i, i+d/2) as in HF Llama (neox) or (2i, 2i+1) as in GPT-J and GGUF (interleaved)")
-      ->transform(CLI::CheckedTransformer(layouts, CLI::ignore_case))
+  add_choice_option(app, "--rope-layout", config.layout, layouts,
+                    "Pairs (i, i+d/2) as in HF Llama (neox) or (2i, 2i+1) as in GPT-J and GGUF (interleaved)")
       ->default_str(infini::rope::rope_layout_name(config.layout))
       ->group(group);
-  app.add_option("--rope-type", config.type, "RoPE variant (HF rope_type)")
-      ->transform(CLI::CheckedTransformer(types, CLI::ignore_case))
+  add_choice_option(app, "--rope-type", config.type, types, "RoPE variant (HF rope_type)")
       ->default_str(infini::rope::rope_type_name(config.type))
       ->group(group);
   app.add_option("--rope-factor", config.factor, "Context scaling factor (linear, ntk, dynamic, yarn, llama3)")

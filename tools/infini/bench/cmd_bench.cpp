@@ -12,6 +12,7 @@
 #include "split_list.hpp"
 #include "infini/context.hpp"
 #include "model_options.hpp"
+#include "option_checks.hpp"
 #include "api/context_access.hpp"
 #include "vk/device.hpp"
 
@@ -182,11 +183,11 @@ const RegisterCommand registration{
       app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, bandwidth, matmul, attention, model, pipeline, sampler)")
           ->capture_default_str();
       app.add_option("--repeat", args->options.repeat, "Timed runs per measurement")
-          ->check(CLI::Range(1, 1000))
+          ->check(integer_range(1, 1000))
           ->capture_default_str();
-      app.add_option("--m", args->options.m, "matmul rows of A and C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
-      app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
-      app.add_option("--k", args->options.k, "matmul inner dimension")->check(CLI::Range(1u, 1u << 16))->capture_default_str();
+      app.add_option("--m", args->options.m, "matmul rows of A and C")->check(integer_range(1u, 1u << 16))->capture_default_str();
+      app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(integer_range(1u, 1u << 16))->capture_default_str();
+      app.add_option("--k", args->options.k, "matmul inner dimension")->check(integer_range(1u, 1u << 16))->capture_default_str();
       app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-q8_0, f32-q4_0, f32-q4_k, f32-q5_k, f32-q6_k (quantized weights)")
           ->capture_default_str();
       app.add_option("--matmul-kernel", args->matmul_kernels, "matmul, and model (its projections; vector also runs the norms, SwiGLU and biases in their passes for decode): kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
@@ -204,27 +205,27 @@ const RegisterCommand registration{
       app.add_option("--temperature", args->options.temperature,
                      "model and pipeline: decode draws its tokens at this temperature (with --top-k and --top-p), "
                      "as infini run does (chains draw on the device); 0: greedy")
-          ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+          ->check(number_range(0.0, 100.0))->capture_default_str();
       app.add_option("--top-k", args->options.top_k, "model and pipeline, with --temperature: keep the k most likely tokens (0: all)")
-          ->check(CLI::Range(0, 1 << 24))->capture_default_str();
+          ->check(integer_range(0, 1 << 24))->capture_default_str();
       app.add_option("--top-p", args->options.top_p, "model and pipeline, with --temperature: keep the smallest set reaching this probability")
-          ->check(CLI::Range(1e-9, 1.0))->capture_default_str();
+          ->check(number_range(0.0, 1.0, true))->capture_default_str();
       app.add_option("--vocab", args->options.vocabs, "sampler: lengths of the rows of logits drawn from (the host's cost per token)")
-          ->delimiter(',')->check(CLI::Range(int64_t(1), int64_t(1) << 24))->capture_default_str();
+          ->delimiter(',')->check(integer_range(int64_t(1), int64_t(1) << 24))->capture_default_str();
       app.add_option("--tokens", args->tokens, "attention: comma-separated stream lengths")->capture_default_str();
       app.add_option("--segment", args->options.segment, "attention: segment length N")
-          ->check(CLI::Range(int64_t(1), int64_t(1) << 20))->capture_default_str();
-      app.add_option("--heads", args->options.heads_q, "attention: query heads")->check(CLI::Range(1, 1024))->capture_default_str();
-      app.add_option("--kv-heads", args->options.heads_kv, "attention: key/value heads")->check(CLI::Range(1, 1024))->capture_default_str();
-      app.add_option("--head-dim", args->options.head_dim, "attention: head dim")->check(CLI::Range(1, 256))->capture_default_str();
-      app.add_option("--model", args->options.model, "model: GGUF file (see infini make-model)");
+          ->check(integer_range(int64_t(1), int64_t(1) << 20))->capture_default_str();
+      app.add_option("--heads", args->options.heads_q, "attention: query heads")->check(integer_range(1, 1024))->capture_default_str();
+      app.add_option("--kv-heads", args->options.heads_kv, "attention: key/value heads")->check(integer_range(1, 1024))->capture_default_str();
+      app.add_option("--head-dim", args->options.head_dim, "attention: head dim")->check(integer_range(1, 256))->capture_default_str();
+      app.add_option("-m,--model", args->options.model, "model: GGUF file (see infini make-model)");
       app.add_option("--reference-model", args->options.reference_model,
                      "model: a GGUF file of the same shape (the f16 model a quantized one came from) whose logits for the "
                      "same prompt the model's are compared with (logit_nmse_vs_reference)");
       app.add_option("--prefill", args->options.prefill, "model: prompt tokens to prefill")
-          ->check(CLI::Range(int64_t(1), kMaxSegment))->capture_default_str();
+          ->check(integer_range(int64_t(1), kMaxSegment))->capture_default_str();
       app.add_option("--decode", args->options.decode, "model: tokens to decode one at a time")
-          ->check(CLI::Range(int64_t(0), kMaxSegment))->capture_default_str();
+          ->check(integer_range(int64_t(0), kMaxSegment))->capture_default_str();
       app.add_option("--stream", args->options.stream_tokens, "model: comma-separated stream lengths to time")
           ->delimiter(',');
       app.add_flag("--interleave", args->options.interleave,
@@ -235,7 +236,7 @@ const RegisterCommand registration{
                    "the kernels then run one at a time, so that run's tokens/s are not throughput figures");
       add_memory_option(app, args->options.memory);
       app.add_option("--model-segment", args->options.model_segment, "model: segment length (0: the file's)")
-          ->check(CLI::Range(int64_t(0), kMaxSegment));
+          ->check(integer_range(int64_t(0), kMaxSegment));
       app.add_option("--device-sets", args->options.device_sets,
                      "pipeline: device sets to compare, separated by '/' (devices in a set by ',')")
           ->capture_default_str();
@@ -252,7 +253,8 @@ const RegisterCommand registration{
           ->check(accepted_by(model::parse_handoff_wait))
           ->capture_default_str();
       add_device_options(app, args->devices);
-      app.footer("On lavapipe set LP_NUM_THREADS to the number of cores.");
+      add_threads_option(app, args->devices.threads);
+      app.footer("On lavapipe give -t (or LP_NUM_THREADS) the number of cores.");
       return [args] { return run_bench(*args); };
     }};
 
