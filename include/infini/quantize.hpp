@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "infini/element_type.hpp"
@@ -38,6 +39,15 @@ struct QuantizeReport {
   int64_t kept_unfit = 0;       // matrices left as they were: rows not whole blocks of 32
   uint64_t bytes_in = 0, bytes_out = 0;  // file sizes
 };
+
+// The first tensor of `gguf` stored in a block (quantized) type, and that type; nullopt when
+// every tensor is f32 or f16. Quantizing such a file rounds weights that were rounded already
+// (`infini quantize` asks for --allow-requantize). Throws infini::Error when the file is not readable.
+struct QuantizedTensor {
+  std::string name;
+  ElementType type;
+};
+std::optional<QuantizedTensor> first_quantized_tensor(const std::filesystem::path& gguf);
 
 // Reads `in` (any GGUF infini reads), writes `out` atomically. Throws infini::Error, writing
 // nothing, when `in` is not readable or a weight is not finite. Large matrices are encoded on

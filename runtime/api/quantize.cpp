@@ -37,6 +37,13 @@ bool is_weight_matrix(const model::TensorView& t) {
 
 }  // namespace
 
+std::optional<QuantizedTensor> first_quantized_tensor(const std::filesystem::path& gguf) {
+  const model::GgufFile file(gguf);
+  for (const model::TensorView& t : file.tensors())
+    if (element_traits(t.type).block_elements > 1) return QuantizedTensor{t.name, t.type};
+  return std::nullopt;
+}
+
 QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, QuantScheme scheme,
                               unsigned threads) {
   const model::GgufFile file(in);
