@@ -2,12 +2,14 @@
 // stream, seeded from the model seed and the tensor's name.
 #include "reference/random_llama.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "infini/error.hpp"
+#include "io/atomic_file.hpp"
 #include "reference/synthetic_bpe_vocab.hpp"
 #include "reference/synthetic_vocab.hpp"
 #include "text/pre_tokenizer.hpp"
@@ -44,9 +46,11 @@ void check(bool ok, const std::string& what) {
   if (!ok) throw Error("random llama: " + what);
 }
 
-}  // namespace
+int64_t head_dim_of(const RandomLlamaOptions& o) { return o.head_dim > 0 ? o.head_dim : o.embd / o.heads; }
 
-GgufWriter random_llama(const RandomLlamaOptions& o) {
+// Every check the model's options get, made before anything is built: a shape is refused before
+// its size is stated or its vocabulary made.
+void check_options(const RandomLlamaOptions& o) {
   check(o.vocab >= 3 && o.vocab <= INT32_MAX, "vocab must be at least 3, got " + std::to_string(o.vocab));
   check(o.embd >= 1 && o.layers >= 1 && o.heads >= 1 && o.heads_kv >= 1 && o.ffn >= 1,
         "embd, layers, heads, kv-heads and ffn must be positive");
@@ -57,14 +61,94 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
   check(o.heads % o.heads_kv == 0,
         "heads " + std::to_string(o.heads) + " is not a multiple of kv-heads " + std::to_string(o.heads_kv));
   check(o.head_dim >= 0 && o.head_dim <= 1024, "head dim must be 0 (embd / heads) to 1024");
-  const int64_t head_dim = o.head_dim > 0 ? o.head_dim : o.embd / o.heads;
+  const int64_t head_dim = head_dim_of(o);
   check(head_dim % 2 == 0, "head dim " + std::to_string(head_dim) + " must be even for RoPE");
   check(o.segment >= 1 && o.segment <= (int64_t(1) << 30), "segment must be 1 to 2^30");
   check(o.context_length >= 1, "context length must be positive");
-
-  GgufWriter w;
   check(o.arch == "llama" || o.arch == "qwen2" || o.arch == "qwen3",
         "architecture '" + o.arch + "' is not llama, qwen2 or qwen3");
+  check(o.tokenizer == "spm" || o.tokenizer == "gpt2", "tokenizer '" + o.tokenizer + "' is not spm or gpt2");
+  if (o.tokenizer == "gpt2") {
+    check(text::pre_tokenizer_named(o.pre).has_value(), "pre-tokenizer '" + o.pre + "' is not one infini knows");
+    check(o.vocab >= 260, "a gpt2 (byte-level BPE) vocabulary needs at least 260 tokens (256 bytes, 4 control), not " +
+                              std::to_string(o.vocab));
+  }
+}
+
+// One tensor of the model: name, type, shape, and the uniform distribution its values come from
+// (mean +- spread). The file's tensors, in file order, are exactly the plan's.
+struct PlannedTensor {
+  std::string name;
+  ElementType type;
+  std::vector<int64_t> shape;
+  double mean, spread;
+};
+
+std::vector<PlannedTensor> tensor_plan(const RandomLlamaOptions& o) {
+  std::vector<PlannedTensor> plan;
+  constexpr double kStd = 0.02;
+  const double kUniform = std::sqrt(3.0);  // spread of a uniform distribution with std 1
+  const double proj_std = kStd / std::sqrt(2.0 * static_cast<double>(o.layers));
+  const int64_t head_dim = head_dim_of(o);
+  auto matrix = [&](const std::string& name, int64_t in, int64_t out, double std_dev) {
+    const ElementType type =
+        o.scheme ? quant_type_for(*o.scheme, name, uint64_t(in), o.layers).value_or(ElementType::F32) : o.dtype;
+    plan.push_back({name, type, {in, out}, 0.0, std_dev * kUniform});
+  };
+  auto f32 = [&](const std::string& name, int64_t width, double mean, double spread) {
+    plan.push_back({name, ElementType::F32, {width}, mean, spread});
+  };
+  auto norm = [&](const std::string& name) { f32(name, o.embd, 1.0, 0.05); };
+  const int64_t q = o.heads * head_dim, kv = o.heads_kv * head_dim;
+  matrix("token_embd.weight", o.embd, o.vocab, kStd);
+  for (int64_t i = 0; i < o.layers; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    norm(b + "attn_norm.weight");
+    matrix(b + "attn_q.weight", o.embd, q, kStd);
+    matrix(b + "attn_k.weight", o.embd, kv, kStd);
+    matrix(b + "attn_v.weight", o.embd, kv, kStd);
+    if (o.arch == "qwen2")  // Q/K/V biases
+      for (const auto& [name, width] : {std::pair{"attn_q.bias", q}, std::pair{"attn_k.bias", kv}, std::pair{"attn_v.bias", kv}})
+        f32(b + name, width, 0.0, 0.5);
+    if (o.arch == "qwen3")  // per-head Q/K norms
+      for (const char* name : {"attn_q_norm.weight", "attn_k_norm.weight"}) f32(b + name, head_dim, 1.0, 0.3);
+    matrix(b + "attn_output.weight", q, o.embd, proj_std);
+    if (o.infini) f32(b + "attn_mem_gate", o.heads, 0.0, 1.0);  // beta logits: gates between about 0.27 and 0.73
+    norm(b + "ffn_norm.weight");
+    matrix(b + "ffn_gate.weight", o.embd, o.ffn, kStd);
+    matrix(b + "ffn_up.weight", o.embd, o.ffn, kStd);
+    matrix(b + "ffn_down.weight", o.ffn, o.embd, proj_std);
+  }
+  norm("output_norm.weight");
+  if (!o.tied) matrix("output.weight", o.embd, o.vocab, kStd);
+  return plan;
+}
+
+uint64_t saturating_add(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
+uint64_t values_of(const PlannedTensor& t) {
+  uint64_t count = 1;
+  for (int64_t d : t.shape)
+    if (__builtin_mul_overflow(count, uint64_t(d), &count)) return UINT64_MAX;
+  return count;
+}
+
+// Bytes of a planned tensor's data in the file, padded to the alignment (UINT64_MAX on overflow).
+uint64_t file_bytes(const PlannedTensor& t) {
+  const std::optional<uint64_t> bytes = element_bytes(t.type, values_of(t));
+  if (!bytes || *bytes > UINT64_MAX - gguf::kDefaultAlignment) return UINT64_MAX;
+  return (*bytes + gguf::kDefaultAlignment - 1) / gguf::kDefaultAlignment * gguf::kDefaultAlignment;
+}
+
+void add_planned(GgufWriter& w, const RandomLlamaOptions& o, const PlannedTensor& t) {
+  w.add_tensor(t.name, t.type, t.shape, uniform(o.seed, t.name, int64_t(values_of(t)), t.mean, t.spread));
+}
+
+// The model's metadata and vocabulary, without tensors.
+GgufWriter random_llama_header(const RandomLlamaOptions& o) {
+  check_options(o);
+  const int64_t head_dim = head_dim_of(o);
+  GgufWriter w;
   w.set_string("general.architecture", o.arch);
   const auto key = [&](const std::string& name) { return o.arch + "." + name; };
   w.set_string("general.name", "infini random llama");
@@ -120,49 +204,50 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
   }
   w.set_bool("tokenizer.ggml.add_eos_token", false);
   if (!o.chat_template.empty()) w.set_string("tokenizer.chat_template", o.chat_template);
-
-  constexpr double kStd = 0.02;
-  const double kUniform = std::sqrt(3.0);  // spread of a uniform distribution with std 1
-  const double proj_std = kStd / std::sqrt(2.0 * static_cast<double>(o.layers));
-  auto matrix = [&](const std::string& name, int64_t in, int64_t out, double std_dev) {
-    const ElementType type =
-        o.scheme ? quant_type_for(*o.scheme, name, uint64_t(in), o.layers).value_or(ElementType::F32) : o.dtype;
-    w.add_tensor(name, type, {in, out}, uniform(o.seed, name, in * out, 0.0, std_dev * kUniform));
-  };
-  auto norm = [&](const std::string& name) {
-    w.add_tensor(name, ElementType::F32, {o.embd}, uniform(o.seed, name, o.embd, 1.0, 0.05));
-  };
-  const int64_t q = o.heads * head_dim, kv = o.heads_kv * head_dim;
-  matrix("token_embd.weight", o.embd, o.vocab, kStd);
-  for (int64_t i = 0; i < o.layers; ++i) {
-    const std::string b = "blk." + std::to_string(i) + ".";
-    norm(b + "attn_norm.weight");
-    matrix(b + "attn_q.weight", o.embd, q, kStd);
-    matrix(b + "attn_k.weight", o.embd, kv, kStd);
-    matrix(b + "attn_v.weight", o.embd, kv, kStd);
-    if (o.arch == "qwen2")  // Q/K/V biases
-      for (const auto& [name, width] : {std::pair{"attn_q.bias", q}, std::pair{"attn_k.bias", kv}, std::pair{"attn_v.bias", kv}})
-        w.add_tensor(b + name, ElementType::F32, {width}, uniform(o.seed, b + name, width, 0.0, 0.5));
-    if (o.arch == "qwen3")  // per-head Q/K norms
-      for (const char* name : {"attn_q_norm.weight", "attn_k_norm.weight"})
-        w.add_tensor(b + name, ElementType::F32, {head_dim}, uniform(o.seed, b + name, head_dim, 1.0, 0.3));
-    matrix(b + "attn_output.weight", q, o.embd, proj_std);
-    if (o.infini)  // beta logits: gates between about 0.27 and 0.73
-      w.add_tensor(b + "attn_mem_gate", ElementType::F32, {o.heads}, uniform(o.seed, b + "attn_mem_gate", o.heads, 0.0, 1.0));
-    norm(b + "ffn_norm.weight");
-    matrix(b + "ffn_gate.weight", o.embd, o.ffn, kStd);
-    matrix(b + "ffn_up.weight", o.embd, o.ffn, kStd);
-    matrix(b + "ffn_down.weight", o.ffn, o.embd, proj_std);
-  }
-  norm("output_norm.weight");
-  if (!o.tied) matrix("output.weight", o.embd, o.vocab, kStd);
   return w;
 }
 
-RandomModelFile write_random_llama(const RandomLlamaOptions& options, const std::filesystem::path& path) {
-  const GgufWriter writer = random_llama(options);
-  const uint64_t bytes = writer.write(path);
-  return {bytes, writer.parameter_count()};
+}  // namespace
+
+GgufWriter random_llama(const RandomLlamaOptions& o) {
+  GgufWriter w = random_llama_header(o);
+  for (const PlannedTensor& t : tensor_plan(o)) add_planned(w, o, t);
+  return w;
+}
+
+RandomModelSize random_llama_size(const RandomLlamaOptions& options) {
+  check_options(options);
+  RandomModelSize size;
+  for (const PlannedTensor& t : tensor_plan(options)) {
+    size.data_bytes = saturating_add(size.data_bytes, file_bytes(t));
+    size.parameters = saturating_add(size.parameters, values_of(t));
+  }
+  return size;
+}
+
+RandomModelFile write_random_llama(const RandomLlamaOptions& options, const std::filesystem::path& path,
+                                   const RandomModelProgress& progress) {
+  if (!progress) {
+    const GgufWriter writer = random_llama(options);
+    const uint64_t bytes = writer.write(path);
+    return {bytes, writer.parameter_count()};
+  }
+  // The same file, with progress over making the tensors and then writing them.
+  const uint64_t data = random_llama_size(options).data_bytes, total = 2 * data;
+  uint64_t done = 0;
+  GgufWriter writer = random_llama_header(options);
+  for (const PlannedTensor& t : tensor_plan(options)) {
+    add_planned(writer, options, t);
+    progress(done += file_bytes(t), total);
+  }
+  const uint64_t header = writer.file_size() - data;
+  io::AtomicFile file(path);
+  writer.emit([&](std::span<const std::byte> piece) {
+    file.write(piece);
+    if (file.written() > header) progress(data + std::min<uint64_t>(file.written() - header, data), total);
+  });
+  file.commit();
+  return {file.written(), writer.parameter_count()};
 }
 
 }  // namespace infini::model

@@ -7,6 +7,7 @@
 // a synthetic SentencePiece one (synthetic_vocab.hpp). This header needs only the public API.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -46,8 +47,24 @@ struct RandomModelFile {
   uint64_t parameters = 0;  // values in its tensors
 };
 
-// Writes the model to `path` atomically. Throws infini::Error (one line naming the option or the
-// file) for shapes llama cannot have and for I/O failures.
-RandomModelFile write_random_llama(const RandomLlamaOptions& options, const std::filesystem::path& path);
+// What write_random_llama would write, known before anything is made (no vocabulary, no
+// values): the bytes of the tensors' data, which the file adds only its metadata and vocabulary
+// to, and the parameter count (both saturate at UINT64_MAX). Throws as write_random_llama does
+// for shapes llama cannot have.
+struct RandomModelSize {
+  uint64_t data_bytes = 0;
+  uint64_t parameters = 0;
+};
+RandomModelSize random_llama_size(const RandomLlamaOptions& options);
+
+// Bytes done of all (the tensors made, then written), called after each tensor and each piece
+// written.
+using RandomModelProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+// Writes the model to `path` atomically (the whole file is built in memory first). Throws
+// infini::Error (one line naming the option or the file) for shapes llama cannot have and for I/O
+// failures. The file's bytes do not depend on `progress`.
+RandomModelFile write_random_llama(const RandomLlamaOptions& options, const std::filesystem::path& path,
+                                   const RandomModelProgress& progress = {});
 
 }  // namespace infini::model

@@ -1,15 +1,20 @@
 // infini make-model: writes a random-weight Llama GGUF of any shape (reference/random_model.hpp),
-// for tests, benchmarks and demos that need a model but no download. Prints one line with the
-// file size and the parameter count.
+// for tests, benchmarks and demos that need a model but no download. States the size on stderr
+// first, refuses a file the disk (or the memory it is built in) cannot hold, shows progress on
+// large files, and prints one line with the file size and the parameter count.
+#include <unistd.h>
+
 #include <cinttypes>
 #include <cstdio>
-#include <map>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "command.hpp"
+#include "option_checks.hpp"
 #include "reference/random_model.hpp"
+#include "text_file.hpp"
 
 namespace infini::cli {
 namespace {
@@ -21,12 +26,60 @@ struct MakeModelArgs {
   std::string dtype = "f32";
 };
 
+// Files larger than this show their progress.
+constexpr uint64_t kProgressBytes = uint64_t(256) << 20;
+
+// "331.0 MiB", "1.5 TiB".
+std::string human_bytes(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = double(bytes);
+  int unit = 0;
+  while (v >= 1024 && unit < 6) v /= 1024, ++unit;
+  char text[32];
+  std::snprintf(text, sizeof text, unit ? "%.1f %s" : "%.0f %s", v, units[unit]);
+  return text;
+}
+
+// The model's size against what holds it: the free space of the output's filesystem, and this
+// machine's memory (the file is built in memory before it is written).
+void check_room(const std::string& out, uint64_t bytes, const std::string& shape) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(out).parent_path().empty() ? fs::path(".") : fs::path(out).parent_path();
+  std::error_code ec;
+  const fs::space_info space = fs::space(folder, ec);
+  if (!ec && bytes > space.available)
+    throw Error(out + ": the model takes " + human_bytes(bytes) + " (" + shape + "), more than the " +
+                human_bytes(space.available) + " free on " + folder.string());
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0 && bytes / uint64_t(page) > uint64_t(pages))
+    throw Error(out + ": the model takes " + human_bytes(bytes) + " (" + shape + "), more than this machine's " +
+                human_bytes(uint64_t(pages) * uint64_t(page)) + " of memory, which make-model builds the file in");
+}
+
 int run_make_model(MakeModelArgs& args) {
   args.options.infini = !args.no_infini;
   if (const std::optional<QuantScheme> scheme = quant_scheme_named(args.dtype)) args.options.scheme = scheme;
   else args.options.dtype = *element_type_from_name(args.dtype);  // the option's check admits f32 and f16 only
-  const model::RandomModelFile file = model::write_random_llama(args.options, args.out);
+  check_output_path(args.out, "--out");
   const model::RandomLlamaOptions& o = args.options;
+  // Sized from the shape alone, before the vocabulary or any value is made.
+  const model::RandomModelSize size = model::random_llama_size(o);
+  const std::string shape = "vocab " + std::to_string(o.vocab) + " x embd " + std::to_string(o.embd) + ", " +
+                            std::to_string(o.layers) + " layers, ffn " + std::to_string(o.ffn) + ", " + args.dtype;
+  check_room(args.out, size.data_bytes, shape);
+  std::fprintf(stderr, "writing %s: %s of weights (%s)\n", args.out.c_str(), human_bytes(size.data_bytes).c_str(),
+               shape.c_str());
+  int shown = -1;
+  const model::RandomModelProgress progress = [&](uint64_t done, uint64_t total) {
+    const int percent = int(100 * double(done) / double(total));
+    if (percent == shown) return;
+    shown = percent;
+    std::fprintf(stderr, "\rmaking %s: %d%%", args.out.c_str(), percent);
+    std::fflush(stderr);
+  };
+  const model::RandomModelFile file =
+      model::write_random_llama(o, args.out, size.data_bytes > kProgressBytes ? progress : model::RandomModelProgress());
+  if (shown >= 0) std::fprintf(stderr, "\n");
   std::printf("%s: %" PRIu64 " bytes, %" PRIu64 " parameters (%s, vocab %" PRId64 ", embd %" PRId64 ", %" PRId64
               " layers, %" PRId64 "/%" PRId64 " heads, ffn %" PRId64 "%s%s)\n",
               args.out.c_str(), file.bytes, file.parameters, args.dtype.c_str(), o.vocab, o.embd,
@@ -69,12 +122,10 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_flag("--tied", o.tied, "No output.weight: the output projection reuses token_embd");
       app.add_option("--segment", o.segment, "infini.segment_length")->capture_default_str();
-      const std::map<std::string, UpdateRule> updates{{"linear", UpdateRule::Linear}, {"delta", UpdateRule::Delta}};
-      app.add_option("--update", o.update, "infini.memory_update: linear|delta (default delta)")
-          ->transform(CLI::CheckedTransformer(updates));
-      const std::map<std::string, FirstSegment> firsts{{"mix", FirstSegment::Mix}, {"local", FirstSegment::Local}};
-      app.add_option("--first-segment", o.first_segment, "infini.first_segment: mix|local (default mix)")
-          ->transform(CLI::CheckedTransformer(firsts));
+      add_choice_option(app, "--update", o.update, {{"linear", UpdateRule::Linear}, {"delta", UpdateRule::Delta}},
+                        "infini.memory_update (default delta)");
+      add_choice_option(app, "--first-segment", o.first_segment, {{"mix", FirstSegment::Mix}, {"local", FirstSegment::Local}},
+                        "infini.first_segment (default mix)");
       app.add_flag("--no-infini", args->no_infini, "A plain Llama file: no infini.* keys, no attn_mem_gate tensors");
       return [args] { return run_make_model(*args); };
     }};
