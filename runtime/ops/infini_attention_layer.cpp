@@ -4,33 +4,11 @@
 #include <string>
 
 #include "infini/error.hpp"
+#include "ops/attention_kernels.hpp"
 #include "ops/dispatch_grid.hpp"
 #include "ops/rope_table.hpp"
 #include "ops/matrix_units.hpp"
 #include "ops/memory_kernels.hpp"
-#include "spirv/attention_coopmat_v16.h"
-#include "spirv/attention_coopmat_v16_emulated.h"
-#include "spirv/attention_coopmat_v32.h"
-#include "spirv/attention_coopmat_v32_emulated.h"
-#include "spirv/attention_decode_merge_gate_f16.h"
-#include "spirv/attention_decode_merge_gate_f32.h"
-#include "spirv/attention_decode_merge_plain.h"
-#include "spirv/attention_decode_v16.h"
-#include "spirv/attention_decode_v16_fresh_merge.h"
-#include "spirv/attention_decode_v16_fresh_merge_gate.h"
-#include "spirv/attention_decode_v32.h"
-#include "spirv/attention_decode_v32_fresh_merge.h"
-#include "spirv/attention_decode_v32_fresh_merge_gate.h"
-#include "spirv/attention_rows_v16.h"
-#include "spirv/attention_rows_v32.h"
-#include "spirv/attention_segment_v16.h"
-#include "spirv/attention_split_v16.h"
-#include "spirv/attention_split_v32.h"
-#include "spirv/attention_segment_v32.h"
-#include "spirv/cache_append_halves.h"
-#include "spirv/cache_append_words.h"
-#include "spirv/rope_f16.h"
-#include "spirv/rope_f32.h"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
 #include "vk/transfer.hpp"
@@ -38,76 +16,6 @@
 
 namespace infini::ops {
 namespace {
-
-// Push constants, laid out exactly as the shaders declare them.
-struct RopePush {
-  uint32_t tokens, heads, head_dim, rotary_dim, interleaved, x_token0, out_at_open;
-};
-struct AttentionPush {
-  uint32_t q_rows, heads_q, heads_kv, head_dim, value_dim;
-  float scale;
-};
-struct DecodePush {
-  uint32_t q_rows, heads_q, heads_kv, head_dim, value_dim, splits, keys_per_split;
-  float scale;
-  uint32_t rotary_dim, interleaved, q_token0, k_token0, v_token0;  // the fresh variants
-  uint32_t gate_local;                                             // the merging ones with the gate
-};
-struct DecodeMergePush {
-  uint32_t heads_q, value_dim, splits;
-  uint32_t heads_kv, head_dim, x_token0, gate_local;  // the gate variants' memory read
-};
-struct AppendPush {
-  uint32_t rows, row_values, src_row0;
-};
-
-// The attention kernel's tiles (specialization constants 0..5 of attention_segment.comp).
-constexpr uint32_t kAttnWorkgroup = 128, kAttnRows = 32, kAttnDimChunk = 32;
-
-// Keys per tile and value columns per pass of attention_segment.comp: the largest that fit the
-// device's shared memory (21.4 KiB; 13.3 KiB for the 16 KiB that every device has).
-struct AttnTiles {
-  uint32_t keys, value_chunk;
-};
-AttnTiles attention_tiles(const vk::Capabilities& caps) {
-  constexpr AttnTiles choices[] = {{32, 64}, {16, 64}, {16, 32}};
-  for (const AttnTiles& t : choices) {
-    const uint32_t cg = kAttnWorkgroup / kAttnRows;
-    const uint64_t floats = kAttnRows * (kAttnDimChunk + 1) + t.keys * (kAttnDimChunk + 1) + kAttnRows * (t.keys + 1) +
-                            t.keys * t.value_chunk + 2 * cg * kAttnRows;
-    if (floats * 4 <= caps.max_shared_memory_bytes) return t;
-  }
-  return choices[std::size(choices) - 1];  // the pipeline cache names the limit
-}
-// attention_coopmat.comp: 4 warps of 32 lanes, 16 query rows each; tiles of 32 keys, passes of 32
-// value columns; specialization constants: workgroup size, D, Dv (43 KiB of shared memory at D 128,
-// 31 KiB at D 64).
-constexpr uint32_t kMatrixAttnWorkgroup = 128, kMatrixAttnRows = 64;
-// Why the matrix attention cannot take this shape on this device; empty when it can. Its shared
-// memory is read from the kernel itself (every variant declares the same arrays).
-std::string matrix_attention_misfit(const AttentionShape& s, const vk::Capabilities& caps) {
-  return matrix_head_dims_misfit(s.head_dim, s.value_dim, kMatrixAttnWorkgroup, {spirv::attention_coopmat_v32_emulated},
-                                 caps);
-}
-// attention_rows.comp: query rows per invocation (registers hold R rows of Q and of the output).
-// More rows share each key's loads, which a CPU driver makes lane by lane, so more is faster, up
-// to 256 vec4s of Q and output per invocation: past that the driver's compile time grows faster
-// than the speed. On lavapipe at D = Dv = 64 (f32, 4096 tokens), R 8 ran 1.22-1.34x R 4 and took
-// 7.9 s against 3.9 s to compile; R 16 ran 1.52x but took 20 s; at D 128 R 8 ran 1.22x and took
-// 30 s against 13 s, so there it stays 4.
-uint32_t rows_per_invocation(const AttentionShape& s) {
-  const uint32_t vec4s = uint32_t(s.head_dim + s.value_dim) / 4;
-  return vec4s * 8 <= 256 ? 8 : 4;
-}
-// At most this many query rows (decode) go to the split kernels: attention_split.comp (CPU
-// drivers) splits the keys over the lanes of a workgroup, attention_decode.comp (GPUs) over
-// workgroups, each taking a multiple of kDecodeKeys keys: enough splits that the query heads
-// together make about kDecodeWorkgroups workgroups (every core of a large GPU busy; a CPU
-// driver, which runs the tiled family only when asked to, has a few cores), fewer when the
-// segment has fewer blocks of keys.
-constexpr uint32_t kSplitMaxRows = 2;
-constexpr uint32_t kDecodeKeys = 64, kDecodeWorkgroups = 512, kDecodeWorkgroupsCpu = 64;
-constexpr uint32_t kMaxHeadDim = 256;  // memory_read.comp keeps sigma(X) rows of at most this many dims
 
 constexpr uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
@@ -188,31 +96,11 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
 
   const bool f16 = input == ElementType::F16;
   auto& pipelines = device.pipelines();
-  rope_ = &pipelines.get(f16 ? vk::KernelSource{"rope_f16", spirv::rope_f16, 4, sizeof(RopePush)}
-                             : vk::KernelSource{"rope_f32", spirv::rope_f32, 4, sizeof(RopePush)});
-  append_ = &pipelines.get(f16 ? vk::KernelSource{"cache_append_halves", spirv::cache_append_halves, 3, sizeof(AppendPush)}
-                               : vk::KernelSource{"cache_append_words", spirv::cache_append_words, 3, sizeof(AppendPush)});
-  const bool rows_fit = shape.head_dim % 4 == 0 && shape.value_dim % 4 == 0;
-  if (kernel == AttentionKernel::Rows && !rows_fit)
-    throw Error("infini attention: the rows kernel needs D and Dv to be multiples of 4, got D = " +
-                std::to_string(shape.head_dim) + ", Dv = " + std::to_string(shape.value_dim));
+  const auto source = [f16](AttentionStep step) { return attention_source(step, f16); };
+  rope_ = &pipelines.get(source(AttentionStep::Rope));
+  append_ = &pipelines.get(source(AttentionStep::CacheAppend));
   const vk::Capabilities& caps = device.caps();
-  const std::string matrix_misfit = matrix_attention_misfit(shape, caps);
-  if (const std::string missing = kernel == AttentionKernel::Matrix ? missing_matrix_units(caps) : "";
-      !missing.empty())
-    throw Error("infini attention: the matrix kernel needs " + missing + ", which '" + caps.name + "' does not have");
-  if (kernel == AttentionKernel::MatrixEmulated && !caps.shader_float16)
-    throw Error("infini attention: the matrix-emulated kernel needs f16 arithmetic (shaderFloat16), which '" + caps.name +
-                "' does not have");
-  const bool matrix_asked = kernel == AttentionKernel::Matrix || kernel == AttentionKernel::MatrixEmulated;
-  if (matrix_asked && !matrix_misfit.empty()) throw Error("infini attention: the matrix kernel " + matrix_misfit);
-  if (kernel == AttentionKernel::Auto) {
-    const MatrixUnits units = matrix_misfit.empty() ? matrix_units_for_auto(caps) : MatrixUnits::None;
-    kernel = units == MatrixUnits::Hardware   ? AttentionKernel::Matrix
-             : units == MatrixUnits::Emulated ? AttentionKernel::MatrixEmulated
-             : caps.is_software() && rows_fit ? AttentionKernel::Rows
-                                              : AttentionKernel::Tiled;
-  }
+  kernel = choose_attention_kernel(kernel, shape, caps);
   kernel_ = kernel;
   uint32_t memory_lanes = 0;  // the Rows family's workgroup size
   if (kernel == AttentionKernel::Rows) {
@@ -224,14 +112,8 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     attention_rows_ = lanes * rows;
     memory_lanes = lanes;
     const uint32_t split_spec[] = {lanes, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
-    attention_split_ = &pipelines.get(
-        f16 ? vk::KernelSource{"attention_split_v16", spirv::attention_split_v16, 5, sizeof(AttentionPush)}
-            : vk::KernelSource{"attention_split_v32", spirv::attention_split_v32, 5, sizeof(AttentionPush)},
-        split_spec);
-    attention_ = &pipelines.get(
-        f16 ? vk::KernelSource{"attention_rows_v16", spirv::attention_rows_v16, 5, sizeof(AttentionPush)}
-            : vk::KernelSource{"attention_rows_v32", spirv::attention_rows_v32, 5, sizeof(AttentionPush)},
-        spec);
+    attention_split_ = &pipelines.get(source(AttentionStep::Split), split_spec);
+    attention_ = &pipelines.get(source(AttentionStep::Rows), spec);
   } else {
     const uint32_t cg = kAttnWorkgroup / kAttnRows;
     const AttnTiles tiles = attention_tiles(device.caps());
@@ -245,49 +127,28 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     decode_parts_ = std::make_unique<vk::Buffer>(
         device, uint64_t(kSplitMaxRows) * uint64_t(shape.heads_q) * decode_splits_ * (2 + uint64_t(shape.value_dim)) * 4,
         vk::MemoryUse::DeviceLocal, "decode partials");
-    attention_decode_ = &pipelines.get(
-        f16 ? vk::KernelSource{"attention_decode_v16", spirv::attention_decode_v16, 5, sizeof(DecodePush)}
-            : vk::KernelSource{"attention_decode_v32", spirv::attention_decode_v32, 5, sizeof(DecodePush)});
+    attention_decode_ = &pipelines.get(source(AttentionStep::Decode));
     // The variant that also does the piece's RoPE and cache append copies f16 rows as words.
     const bool whole_words = !f16 || (shape.heads_kv * shape.head_dim % 2 == 0 && shape.heads_kv * shape.value_dim % 2 == 0);
     // The merging ones use device-scope barriers, invalid where the memory model is on without
     // device scope (vk/device.cpp turns it on only for the matrix-unit kernels), and bind up to 14
     // storage buffers, more than some small GPUs allow in one stage.
     const bool device_scope = !caps.vulkan_memory_model || caps.vulkan_memory_model_device_scope;
-    constexpr uint32_t kMergedBindings = 14;  // the gate variant's
-    if (whole_words && device_scope && caps.max_storage_buffers_per_stage >= kMergedBindings) {
-      constexpr uint32_t push = sizeof(DecodePush);
-      attention_decode_merged_ = &pipelines.get(
-          f16 ? vk::KernelSource{"attention_decode_v16_fresh_merge", spirv::attention_decode_v16_fresh_merge, 11, push}
-              : vk::KernelSource{"attention_decode_v32_fresh_merge", spirv::attention_decode_v32_fresh_merge, 11, push});
-      attention_decode_merged_gate_ = &pipelines.get(
-          f16 ? vk::KernelSource{"attention_decode_v16_fresh_merge_gate", spirv::attention_decode_v16_fresh_merge_gate,
-                                 kMergedBindings, push}
-              : vk::KernelSource{"attention_decode_v32_fresh_merge_gate", spirv::attention_decode_v32_fresh_merge_gate,
-                                 kMergedBindings, push});
+    const vk::KernelSource& merged_gate = source(AttentionStep::DecodeFreshMergeGate);
+    if (whole_words && device_scope && caps.max_storage_buffers_per_stage >= merged_gate.storage_buffers) {
+      attention_decode_merged_ = &pipelines.get(source(AttentionStep::DecodeFreshMerge));
+      attention_decode_merged_gate_ = &pipelines.get(merged_gate);
       arrivals_ = std::make_unique<vk::Buffer>(device, uint64_t(kSplitMaxRows) * uint64_t(shape.heads_q) * 4,
                                                vk::MemoryUse::DeviceLocal, "decode arrivals");
     }
-    constexpr uint32_t merge_push = sizeof(DecodeMergePush);
-    attention_merge_ = &pipelines.get({"attention_decode_merge_plain", spirv::attention_decode_merge_plain, 2, merge_push});
-    attention_merge_gate_ = &pipelines.get(
-        f16 ? vk::KernelSource{"attention_decode_merge_gate_f16", spirv::attention_decode_merge_gate_f16, 6, merge_push}
-            : vk::KernelSource{"attention_decode_merge_gate_f32", spirv::attention_decode_merge_gate_f32, 6, merge_push});
-    if (kernel == AttentionKernel::Tiled)
-      attention_ = &pipelines.get(
-          f16 ? vk::KernelSource{"attention_segment_v16", spirv::attention_segment_v16, 5, sizeof(AttentionPush)}
-              : vk::KernelSource{"attention_segment_v32", spirv::attention_segment_v32, 5, sizeof(AttentionPush)},
-          attn_spec);
-    else {  // Matrix or MatrixEmulated: the tiled family on fragments
-      const bool emulated = kernel == AttentionKernel::MatrixEmulated;
+    attention_merge_ = &pipelines.get(source(AttentionStep::Merge));
+    attention_merge_gate_ = &pipelines.get(source(AttentionStep::MergeGate));
+    if (kernel == AttentionKernel::Tiled) {
+      attention_ = &pipelines.get(source(AttentionStep::Segment), attn_spec);
+    } else {  // Matrix or MatrixEmulated: the tiled family on fragments
       const uint32_t spec[] = {kMatrixAttnWorkgroup, uint32_t(shape.head_dim), uint32_t(shape.value_dim)};
-      constexpr uint32_t push = sizeof(AttentionPush);
-      const vk::KernelSource source =
-          f16 ? (emulated ? vk::KernelSource{"attention_coopmat_v16_emulated", spirv::attention_coopmat_v16_emulated, 5, push}
-                          : vk::KernelSource{"attention_coopmat_v16", spirv::attention_coopmat_v16, 5, push})
-              : (emulated ? vk::KernelSource{"attention_coopmat_v32_emulated", spirv::attention_coopmat_v32_emulated, 5, push}
-                          : vk::KernelSource{"attention_coopmat_v32", spirv::attention_coopmat_v32, 5, push});
-      attention_ = &pipelines.get(source, spec);
+      attention_ = &pipelines.get(
+          source(kernel == AttentionKernel::MatrixEmulated ? AttentionStep::MatrixEmulated : AttentionStep::Matrix), spec);
       attention_rows_ = kMatrixAttnRows;
     }
   }
