@@ -10,6 +10,7 @@
 
 #include "infini/error.hpp"
 #include "io/atomic_file.hpp"
+#include "model/architecture.hpp"
 #include "reference/synthetic_bpe_vocab.hpp"
 #include "reference/synthetic_vocab.hpp"
 #include "text/pre_tokenizer.hpp"
@@ -65,8 +66,8 @@ void check_options(const RandomLlamaOptions& o) {
   check(head_dim % 2 == 0, "head dim " + std::to_string(head_dim) + " must be even for RoPE");
   check(o.segment >= 1 && o.segment <= (int64_t(1) << 30), "segment must be 1 to 2^30");
   check(o.context_length >= 1, "context length must be positive");
-  check(o.arch == "llama" || o.arch == "qwen2" || o.arch == "qwen3",
-        "architecture '" + o.arch + "' is not llama, qwen2 or qwen3");
+  check(find_architecture(o.arch).has_value(),
+        "architecture '" + o.arch + "' is not one of " + architecture_names());
   check(o.tokenizer == "spm" || o.tokenizer == "gpt2", "tokenizer '" + o.tokenizer + "' is not spm or gpt2");
   if (o.tokenizer == "gpt2") {
     check(text::pre_tokenizer_named(o.pre).has_value(), "pre-tokenizer '" + o.pre + "' is not one infini knows");
@@ -100,6 +101,7 @@ std::vector<PlannedTensor> tensor_plan(const RandomLlamaOptions& o) {
   };
   auto norm = [&](const std::string& name) { f32(name, o.embd, 1.0, 0.05); };
   const int64_t q = o.heads * head_dim, kv = o.heads_kv * head_dim;
+  const Architecture arch = find_architecture(o.arch).value();  // checked by check_options
   matrix("token_embd.weight", o.embd, o.vocab, kStd);
   for (int64_t i = 0; i < o.layers; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
@@ -107,10 +109,10 @@ std::vector<PlannedTensor> tensor_plan(const RandomLlamaOptions& o) {
     matrix(b + "attn_q.weight", o.embd, q, kStd);
     matrix(b + "attn_k.weight", o.embd, kv, kStd);
     matrix(b + "attn_v.weight", o.embd, kv, kStd);
-    if (o.arch == "qwen2")  // Q/K/V biases
+    if (arch.qkv_bias)
       for (const auto& [name, width] : {std::pair{"attn_q.bias", q}, std::pair{"attn_k.bias", kv}, std::pair{"attn_v.bias", kv}})
         f32(b + name, width, 0.0, 0.5);
-    if (o.arch == "qwen3")  // per-head Q/K norms
+    if (arch.qk_norm)
       for (const char* name : {"attn_q_norm.weight", "attn_k_norm.weight"}) f32(b + name, head_dim, 1.0, 0.3);
     matrix(b + "attn_output.weight", q, o.embd, proj_std);
     if (o.infini) f32(b + "attn_mem_gate", o.heads, 0.0, 1.0);  // beta logits: gates between about 0.27 and 0.73
@@ -213,6 +215,12 @@ GgufWriter random_llama(const RandomLlamaOptions& o) {
   GgufWriter w = random_llama_header(o);
   for (const PlannedTensor& t : tensor_plan(o)) add_planned(w, o, t);
   return w;
+}
+
+std::vector<std::string> random_model_architectures() {
+  std::vector<std::string> out;
+  for (const Architecture& a : kArchitectures) out.emplace_back(a.name);
+  return out;
 }
 
 RandomModelSize random_llama_size(const RandomLlamaOptions& options) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "infini/attention_options.hpp"
 #include "infini/element_type.hpp"
@@ -56,6 +57,9 @@ struct RandomModelSize {
   uint64_t parameters = 0;
 };
 RandomModelSize random_llama_size(const RandomLlamaOptions& options);
+
+// The architectures a random model can have (model/architecture.hpp's rows), e.g. for --arch.
+std::vector<std::string> random_model_architectures();
 
 // Bytes done of all (the tensors made, then written), called after each tensor and each piece
 // written.

@@ -108,8 +108,8 @@ const RegisterCommand registration{
           ->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0", "q4_k_m", "q5_k_m", "q6_k"}));
       app.add_option("--seed", o.seed, "PRNG seed (same seed, same file)")->capture_default_str();
       app.add_option("--arch", o.arch,
-                     "general.architecture: llama, qwen2 (Q/K/V biases, NEOX RoPE) or qwen3 (per-head Q/K norms, NEOX RoPE)")
-          ->check(CLI::IsMember({"llama", "qwen2", "qwen3"}))
+                     "general.architecture (its tensors and RoPE layout: docs/design.md, \"Adding an architecture\")")
+          ->check(CLI::IsMember(model::random_model_architectures()))
           ->capture_default_str();
       app.add_option("--tokenizer", o.tokenizer,
                      "Vocabulary: spm (SentencePiece, synthetic pieces) or gpt2 (byte-level BPE with merges learned "
