@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "infini/error.hpp"
-#include "stream/session_state.hpp"
+#include "formats/session_state.hpp"
 
 namespace {
 

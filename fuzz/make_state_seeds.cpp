@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "stream/session_state.hpp"
+#include "formats/session_state.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The random models of random_model.hpp as an in-memory GGUF writer, for tests that edit a model
 // before writing it.
-#include "model/gguf_writer.hpp"
+#include "formats/gguf_writer.hpp"
 #include "reference/random_model.hpp"
 
 namespace infini::model {

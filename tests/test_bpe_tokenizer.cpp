@@ -1,4 +1,4 @@
-// Byte-level BPE (model/bpe_tokenizer.hpp) and its pre-tokenizers (text/pre_tokenizer.hpp):
+// Byte-level BPE (text/bpe_tokenizer.hpp) and its pre-tokenizers (text/pre_tokenizer.hpp):
 // word splits derived by hand from each pre-tokenizer's expression, token ids recorded from
 // llama.cpp for the synthetic vocabulary, invariants on random text, hostile vocabularies.
 #include <catch2/catch.hpp>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "infini/error.hpp"
-#include "model/bpe_tokenizer.hpp"
-#include "model/tokenizer.hpp"
+#include "text/bpe_tokenizer.hpp"
+#include "text/tokenizer.hpp"
 #include "reference/synthetic_bpe_vocab.hpp"
 #include "text/pre_tokenizer.hpp"
 #include "text/unicode.hpp"

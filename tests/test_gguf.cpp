@@ -16,8 +16,8 @@
 
 #include "util/scalar_bytes.hpp"
 #include "infini/error.hpp"
-#include "model/gguf_file.hpp"
-#include "model/gguf_writer.hpp"
+#include "formats/gguf_file.hpp"
+#include "formats/gguf_writer.hpp"
 #include "model/llama_loader.hpp"
 #include "model/weight_scan.hpp"
 #include "reference/random_llama.hpp"

@@ -13,7 +13,7 @@
 #include "chained_generation.hpp"
 #include "gpu_fixture.hpp"
 #include "infini/error.hpp"
-#include "model/llama_runner.hpp"
+#include "exec/llama_runner.hpp"
 #include "tiny_llama.hpp"
 #include "vk/shared_buffer.hpp"
 

@@ -9,10 +9,10 @@
 
 #include "gpu_fixture.hpp"
 #include "infini/error.hpp"
-#include "model/gguf_file.hpp"
+#include "formats/gguf_file.hpp"
 #include "model/llama_loader.hpp"
 #include "reference/llama_reference.hpp"
-#include "model/llama_runner.hpp"
+#include "exec/llama_runner.hpp"
 #include "reference/plain_llama.hpp"
 #include "reference/random_llama.hpp"
 #include "tiny_llama.hpp"

@@ -9,7 +9,7 @@
 
 #include "infini/error.hpp"
 #include "infini/quantize.hpp"
-#include "model/gguf_file.hpp"
+#include "formats/gguf_file.hpp"
 #include "reference/random_llama.hpp"
 #include "temp_path.hpp"
 

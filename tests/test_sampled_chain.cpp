@@ -13,8 +13,8 @@
 #include "chained_generation.hpp"
 #include "gpu_fixture.hpp"
 #include "infini/error.hpp"
-#include "model/llama_runner.hpp"
-#include "model/sampler.hpp"
+#include "exec/llama_runner.hpp"
+#include "sampling/sampler.hpp"
 #include "tiny_llama.hpp"
 
 namespace infini::test {

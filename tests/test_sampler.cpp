@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "infini/error.hpp"
-#include "model/sampler.hpp"
+#include "sampling/sampler.hpp"
 
 namespace infini::model {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "gpu_fixture.hpp"
 #include "infini/error.hpp"
-#include "model/llama_runner.hpp"
-#include "stream/session_state.hpp"
+#include "exec/llama_runner.hpp"
+#include "formats/session_state.hpp"
 #include "tiny_llama.hpp"
 #include "temp_path.hpp"
 

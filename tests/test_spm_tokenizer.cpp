@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "infini/error.hpp"
-#include "model/spm_tokenizer.hpp"
+#include "text/spm_tokenizer.hpp"
 
 using infini::Error;
 using infini::model::SpmTokenizer;

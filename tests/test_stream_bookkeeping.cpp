@@ -10,9 +10,9 @@
 #include <filesystem>
 
 #include "gpu_fixture.hpp"
-#include "model/gguf_file.hpp"
+#include "formats/gguf_file.hpp"
 #include "model/llama_loader.hpp"
-#include "model/llama_runner.hpp"
+#include "exec/llama_runner.hpp"
 #include "reference/random_llama.hpp"
 #include "temp_path.hpp"
 #include "vk/pipeline_cache.hpp"

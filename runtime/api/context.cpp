@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "api/context_access.hpp"
-#include "model/handoff.hpp"
-#include "model/layer_split.hpp"
+#include "exec/handoff.hpp"
+#include "exec/layer_split.hpp"
 #include "vk/device.hpp"
 #include "vk/device_profile.hpp"
 #include "vk/instance.hpp"
@@ -50,7 +50,7 @@ std::string capability_line(const vk::Capabilities& c) {
   s += ", max buffer range " + mib(c.max_storage_buffer_range);
   s += ", max allocation " + mib(c.max_memory_allocation_size);
   s += ", timestamps " + std::string(c.timestamps ? "yes" : "no");
-  // What pipeline hand-offs between this device and another can share (model/handoff.hpp).
+  // What pipeline hand-offs between this device and another can share (exec/handoff.hpp).
   std::vector<std::string> shared;
   if (c.external_memory_host) shared.push_back("host memory");
   if (c.external_memory_fd) shared.push_back("memory fds");

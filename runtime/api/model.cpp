@@ -1,6 +1,6 @@
 #include "infini/model.hpp"
 
-#include "model/gguf_digest.hpp"
+#include "formats/gguf_digest.hpp"
 #include "model/llama_loader.hpp"
 #include "model/llama_weights_check.hpp"
 #include "api/model_impl.hpp"

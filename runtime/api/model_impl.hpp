@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "infini/model.hpp"
-#include "model/gguf_file.hpp"
-#include "model/llama_runner.hpp"
+#include "formats/gguf_file.hpp"
+#include "exec/llama_runner.hpp"
 #include "model/llama_weights.hpp"
-#include "model/tokenizer.hpp"
+#include "text/tokenizer.hpp"
 
 namespace infini {
 

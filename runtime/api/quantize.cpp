@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "infini/error.hpp"
-#include "model/gguf_file.hpp"
-#include "model/gguf_writer.hpp"
+#include "formats/gguf_file.hpp"
+#include "formats/gguf_writer.hpp"
 #include "model/tensor_values.hpp"
 #include "util/block_codec.hpp"
 

@@ -6,10 +6,10 @@
 
 #include "api/context_access.hpp"
 #include "api/model_impl.hpp"
-#include "model/llama_runner.hpp"
-#include "model/sampler.hpp"
-#include "model/token_logprobs.hpp"
-#include "stream/session_state.hpp"
+#include "exec/llama_runner.hpp"
+#include "sampling/sampler.hpp"
+#include "sampling/token_logprobs.hpp"
+#include "formats/session_state.hpp"
 
 namespace infini {
 

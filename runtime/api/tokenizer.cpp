@@ -1,9 +1,9 @@
 #include "infini/tokenizer.hpp"
 
 #include "infini/error.hpp"
-#include "model/gguf_file.hpp"
+#include "formats/gguf_file.hpp"
 #include "model/llama_loader.hpp"
-#include "model/tokenizer.hpp"
+#include "text/tokenizer.hpp"
 
 namespace infini {
 

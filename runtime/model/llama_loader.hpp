@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gguf_file.hpp"
+#include "formats/gguf_file.hpp"
 #include "model/llama_weights.hpp"
 
 namespace infini::model {

@@ -29,21 +29,11 @@
 #include "infini/attention_options.hpp"
 #include "infini/element_type.hpp"
 #include "infini/rope_config.hpp"
+#include "formats/tensor_view.hpp"
+#include "text/vocabulary.hpp"
 
 namespace infini::model {
 
-struct TensorView {
-  std::string name;
-  ElementType type = ElementType::F32;
-  std::vector<int64_t> shape;      // ggml order, shape[0] contiguous
-  std::span<const std::byte> data; // exactly element_bytes(type, elements()) bytes
-
-  int64_t elements() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
-};
 
 struct LlamaConfig {
   std::string architecture = "llama";  // general.architecture: llama, qwen2 or qwen3 (its keys' prefix)
@@ -74,18 +64,6 @@ struct LlamaLayerWeights {
   TensorView ffn_norm, ffn_gate, ffn_up, ffn_down;
 };
 
-struct Vocabulary {
-  std::string model;                 // tokenizer.ggml.model: "llama" (SentencePiece) or "gpt2" (BPE)
-  std::string pre;                   // tokenizer.ggml.pre, the BPE pre-tokenizer ("default" if absent)
-  std::vector<std::string> tokens;   // tokenizer.ggml.tokens
-  std::vector<float> scores;         // tokenizer.ggml.scores (empty if absent)
-  std::vector<int32_t> token_types;  // tokenizer.ggml.token_type (empty if absent)
-  std::vector<std::string> merges;   // tokenizer.ggml.merges, "left right" by rank (BPE)
-  int32_t bos = -1, eos = -1, unknown = -1, padding = -1;
-  bool add_bos = true;               // tokenizer.ggml.add_bos_token (BPE default: the pre-tokenizer's)
-  bool add_eos = false;              // tokenizer.ggml.add_eos_token
-  std::string chat_template;         // tokenizer.chat_template (empty if absent)
-};
 
 struct LlamaWeights {
   LlamaConfig config;

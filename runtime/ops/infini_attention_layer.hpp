@@ -73,7 +73,7 @@ class InfiniAttentionLayer {
   // Forgets the last `tokens` tokens of the open segment (at most open_tokens()), as if they had
   // never been fed: the open length goes back and the cache rows past it are overwritten by the
   // next tokens. Only the open segment can be taken back (a written memory cannot), so greedy
-  // decoding ahead on the device (model/layer_stage.hpp) never fills a segment. Throws beyond it.
+  // decoding ahead on the device (exec/layer_stage.hpp) never fills a segment. Throws beyond it.
   void take_back(uint32_t tokens);
   // Records the memory write of a partly filled segment (the end of a stream).
   void record_finish(vk::CommandStream& stream);

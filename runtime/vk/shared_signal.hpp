@@ -1,7 +1,7 @@
 #pragma once
 // A signal that one device's work gives and another device's work waits for, on the GPUs, with
 // no host wait and wake-up in between: how a layer pipeline's stage starts on a piece whose hidden
-// states the stage before it is still computing (model/stage_pipeline.hpp). Two kinds, the first
+// states the stage before it is still computing (exec/stage_pipeline.hpp). Two kinds, the first
 // the pair allows (VK_KHR_external_semaphore_fd):
 //  - Timeline: a timeline semaphore of the producer exported as an opaque fd and imported, once,
 //    by the consumer; the producer's submission of a piece signals the piece's ticket and the

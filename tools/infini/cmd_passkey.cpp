@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "command.hpp"
+#include "option_checks.hpp"
 #include "stopwatch.hpp"
 #include "infini/error.hpp"
 #include "model_options.hpp"
@@ -264,11 +265,11 @@ const RegisterCommand registration{
           ->delimiter(',')
           ->capture_default_str();
       app.add_option("--trials", args->trials, "Inputs per length and depth")
-          ->check(CLI::Range(1, 1 << 20))
+          ->check(integer_range(1, 1 << 20))
           ->capture_default_str();
       app.add_option("--seed", args->seed, "Seed of the keys and depths")->capture_default_str();
       app.add_option("--answer-tokens", args->answer_tokens, "Most tokens generated for an answer")
-          ->check(CLI::Range(1, 64))
+          ->check(integer_range(1, 64))
           ->capture_default_str();
       app.add_flag("--json", args->json, "One JSON object per length and depth on stdout; trials on stderr");
       app.add_flag("--quiet", args->quiet, "No progress on stderr");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "option_checks.hpp"
 #include "infini/error.hpp"
 #include "infini/rope_config.hpp"
 #include "rope_analysis/rope_analysis.hpp"
@@ -235,7 +236,7 @@ const RegisterCommand registration{
           ->capture_default_str();  // range checked by rope_base_bound (1e-12..0.5)
       app.add_option("--threads", a->threads, "Threads for the search (0: one per hardware thread)")
           ->capture_default_str()
-          ->check(CLI::Range(0, 1024));
+          ->check(integer_range(0, 1024));
       app.add_option("--plot-base", a->plot_bases,
                      "Bases whose curve --svg draws (default: the two bounds and the base proven infeasible below the lowest)");
       app.add_flag("--json", a->json, "One JSON object per context length");

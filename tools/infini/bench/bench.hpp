@@ -54,7 +54,7 @@ struct BenchOptions {
   int64_t model_segment = 0;  // 0: the file's
   // pipeline: device sets separated by '/', devices in a set by ',' ("0/0,0").
   std::string device_sets = "0/0,0";
-  // pipeline: hand-off kinds to compare on each set of several devices (model/handoff.hpp).
+  // pipeline: hand-off kinds to compare on each set of several devices (exec/handoff.hpp).
   std::vector<std::string> handoffs{"auto"};
   std::vector<std::string> handoff_waits{"auto"};
 };

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "bench.hpp"
-#include "model/gguf_file.hpp"
-#include "model/llama_runner.hpp"
+#include "formats/gguf_file.hpp"
+#include "exec/llama_runner.hpp"
 #include "model/llama_weights.hpp"
 
 namespace infini::cli {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bench.hpp"
-#include "model/sampler.hpp"
+#include "sampling/sampler.hpp"
 
 namespace infini::cli {
 namespace {

@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "bench.hpp"
-#include "model/handoff.hpp"
-#include "model/layer_stage.hpp"
+#include "exec/handoff.hpp"
+#include "exec/layer_stage.hpp"
 #include "command.hpp"
 #include "split_list.hpp"
 #include "infini/context.hpp"

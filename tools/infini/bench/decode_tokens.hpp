@@ -4,8 +4,8 @@
 // or drawn as the host sampler draws), token by token elsewhere.
 #include <cstdint>
 
-#include "model/llama_runner.hpp"
-#include "model/sampler.hpp"
+#include "exec/llama_runner.hpp"
+#include "sampling/sampler.hpp"
 
 namespace infini::cli {
 
