@@ -15,6 +15,7 @@
 
 #include "command.hpp"
 #include "model_options.hpp"
+#include "option_checks.hpp"
 #include "serve/chat_request.hpp"
 #include "serve/http_api.hpp"
 #include "serve/session_service.hpp"
@@ -128,12 +129,12 @@ const RegisterCommand kServe{
       auto args = std::make_shared<ServeArgs>();
       app.add_option("-m,--model", args->model, "GGUF model file")->required();
       app.add_option("--segment", args->options.segment, "Segment length N (default: the file's)")
-          ->check(CLI::Range(int64_t(1), kMaxSegment));
+          ->check(integer_range(int64_t(1), kMaxSegment));
       add_memory_option(app, args->options.memory);
       app.add_option("--host", args->host, "Address to listen on")->capture_default_str();
       app.add_option("--port", args->port, "Port (0: any free port, printed at startup)")
           ->capture_default_str()
-          ->check(CLI::Range(0, 65535));
+          ->check(integer_range(0, 65535));
       app.add_option("--devices", args->devices,
                      "One worker per entry, comma-separated (a device named twice runs two workers on it; 0+1 is one "
                      "worker with its layers split over devices 0 and 1); default: one worker on the default device")
@@ -148,28 +149,28 @@ const RegisterCommand kServe{
       app.add_option("--session-ttl", args->session_ttl,
                      "Seconds a session may go unused (no append or generate) before the store drops it (0: never)")
           ->capture_default_str()
-          ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+          ->check(integer_range(int64_t(0), int64_t(1) << 40));
       app.add_option("--chat-template", args->chat_template,
                      "Template for /v1/chat/completions: chatml, llama3, gemma, mistral-v1, mistral-v3, mistral-v7, "
                      "llama2, llama2-sys (default: recognised from the file)");
       app.add_option("--api-key", args->api_key, "Require 'Authorization: Bearer KEY' (also INFINI_API_KEY)");
       app.add_option("--max-sessions", args->limits.max_sessions, "Most sessions in the store")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
+          ->check(integer_range(int64_t(1), int64_t(1) << 40));
       app.add_option("--max-request-tokens", args->limits.max_request_tokens,
                      "Most tokens in one prompt or append")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
+          ->check(integer_range(int64_t(1), int64_t(1) << 40));
       app.add_option("--max-tokens", args->limits.max_generate_tokens, "Largest max_tokens a request may ask for")
           ->capture_default_str()
-          ->check(CLI::NonNegativeNumber);
+          ->check(integer_range(int64_t(0), int64_t(1) << 30));
       app.add_option("--max-body-bytes", args->max_body_bytes, "Largest request body")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
+          ->check(integer_range(size_t(1), size_t(1) << 40));
       app.add_option("--queue", args->limits.queue, "Requests waiting or running at once; more get 429")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
-      app.add_option("--threads", args->threads, "HTTP threads (default: --queue + 16)")->check(CLI::PositiveNumber);
+          ->check(integer_range(int64_t(1), int64_t(1) << 20));
+      app.add_option("--threads", args->threads, "HTTP threads (default: --queue + 16)")->check(integer_range(1, 4096));
       return [args] { return run_serve(*args); };
     }};
 
