@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <random>
 
 #include "command.hpp"
 #include "infini/error.hpp"
@@ -58,14 +57,6 @@ int run_export(const SessionArgs& args) {
   return 0;
 }
 
-std::string new_session_id() {
-  std::random_device rd;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id(32, '0');
-  for (char& c : id) c = kHex[rd() & 15];
-  return id;
-}
-
 int run_import(const SessionArgs& args) {
   // The state is restored on the model first: a file of another model, or a damaged one, is
   // refused here rather than by the server later.
@@ -74,8 +65,8 @@ int run_import(const SessionArgs& args) {
   m.session->restore(state, args.file);
   std::unique_ptr<serve::StateStore> store = serve::open_state_store(args.store);
   serve::SessionRecord record{0, m.model->info().digest, m.session->tokens_seen(), state, state.size()};
-  std::string id = new_session_id();
-  while (!store->create(id, record)) id = new_session_id();
+  std::string id = serve::new_session_id();
+  while (!store->create(id, record)) id = serve::new_session_id();
   std::printf("%s\n", id.c_str());
   std::fprintf(stderr, "imported %s into %s as session %s (%lld tokens)\n", args.file.c_str(),
                store->describe().c_str(), id.c_str(), static_cast<long long>(record.tokens_seen));

@@ -1,6 +1,7 @@
 #include "serve/session_record.hpp"
 
 #include <cstring>
+#include <random>
 
 #include "infini/error.hpp"
 
@@ -22,6 +23,15 @@ T get(std::span<const std::byte> in, size_t at) {
 }
 
 }  // namespace
+
+std::string new_session_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32)};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id(32, '0');
+  for (size_t i = 0; i < id.size(); i += 16)
+    for (uint64_t r = rng(), j = 0; j < 16; ++j, r >>= 4) id[i + j] = kHex[r & 15];
+  return id;
+}
 
 std::vector<std::byte> encode_record(const SessionRecord& r) {
   std::vector<std::byte> out(kHeader + r.state.size());

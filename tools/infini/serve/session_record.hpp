@@ -19,6 +19,9 @@ struct SessionRecord {
   uint64_t state_bytes = 0;  // the state's length, also where a store loaded the record without it
 };
 
+// A fresh random session id: 32 lowercase hex digits (128 bits).
+std::string new_session_id();
+
 // The record as one byte string (the directory store's file format): magic "INFSREC1", u64
 // version, u64 digest, i64 tokens, u64 state length, the state; little-endian.
 std::vector<std::byte> encode_record(const SessionRecord& record);

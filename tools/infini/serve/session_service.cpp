@@ -13,15 +13,6 @@ namespace {
 // The client went away: the request ends without committing anything.
 struct Cancelled {};
 
-std::string new_session_id() {
-  static thread_local std::mt19937_64 rng{std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32)};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id(32, '0');
-  for (size_t i = 0; i < id.size(); i += 16)
-    for (uint64_t r = rng(), j = 0; j < 16; ++j, r >>= 4) id[i + j] = kHex[r & 15];
-  return id;
-}
-
 bool valid_id(const std::string& id) {
   return id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
