@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "infini/error.hpp"
 #include "infini/rope_config.hpp"
@@ -84,6 +85,61 @@ void apply_rotary(Vec& x, int64_t heads, int64_t head_dim, const RopeTables& r) 
     }
 }
 
+// One head's vector v [D] rotated at table row p (apply_rotary's rule for one row).
+void rotate_at(double* v, size_t D, size_t p, const RopeTables& r) {
+  const size_t d = sz(r.rotary_dim), half = d / 2;
+  Vec rot(D, 0.0);
+  for (size_t i = 0; i < d; ++i) {
+    if (r.layout == rope::RopeLayout::Neox)
+      rot[i] = i < half ? -v[i + half] : v[i - half];
+    else
+      rot[i] = i % 2 == 0 ? -v[i + 1] : v[i - 1];
+  }
+  for (size_t i = 0; i < D; ++i) v[i] = v[i] * r.cos[p * D + i] + rot[i] * r.sin[p * D + i];
+}
+
+// StreamingLLM's attention over un-rotated q and k: query i attends keys 0..i at positions 0..i
+// while i < C; past that the sinks 0..S-1 at positions 0..S-1 and the C-S most recent keys up to
+// itself at positions S..C-1 in order, the query at C-1. Every key is rotated anew for every query.
+Vec streaming_self_attention(const Vec& q, const Vec& k, const Vec& v, int64_t T, int64_t Hq, int64_t Hkv, int64_t D,
+                             int64_t C, int64_t S, const RopeTables& rope) {
+  const size_t n = sz(T), hq = sz(Hq), hkv = sz(Hkv), d = sz(D), groups = hq / hkv;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  Vec out(n * hq * d, 0.0), qi(d), kj(d);
+  std::vector<std::pair<size_t, size_t>> keys;  // (key, its position) for the query
+  for (size_t i = 0; i < n; ++i) {
+    keys.clear();
+    size_t q_pos = i;
+    if (int64_t(i) < C) {
+      for (size_t j = 0; j <= i; ++j) keys.emplace_back(j, j);
+    } else {
+      q_pos = sz(C - 1);
+      for (size_t j = 0; j < sz(S); ++j) keys.emplace_back(j, j);
+      const size_t first = i + 1 - sz(C - S);
+      for (size_t j = first; j <= i; ++j) keys.emplace_back(j, sz(S) + (j - first));
+    }
+    for (size_t h = 0; h < hq; ++h) {
+      const size_t g = h / groups;
+      std::copy_n(&q[(i * hq + h) * d], d, qi.begin());
+      rotate_at(qi.data(), d, q_pos, rope);
+      Vec scores(keys.size());
+      for (size_t e = 0; e < keys.size(); ++e) {
+        std::copy_n(&k[(keys[e].first * hkv + g) * d], d, kj.begin());
+        rotate_at(kj.data(), d, keys[e].second, rope);
+        double dot = 0;
+        for (size_t c = 0; c < d; ++c) dot += qi[c] * kj[c];
+        scores[e] = dot * scale;
+      }
+      const double mx = *std::max_element(scores.begin(), scores.end());
+      double sum = 0;
+      for (double& x : scores) sum += (x = std::exp(x - mx));
+      for (size_t e = 0; e < keys.size(); ++e)
+        for (size_t c = 0; c < d; ++c) out[(i * hq + h) * d + c] += scores[e] / sum * v[(keys[e].first * hkv + g) * d + c];
+    }
+  }
+  return out;
+}
+
 // softmax(Q K^T / sqrt(D) masked to j <= i) V per query head, the score matrix written out whole
 // with -inf above the diagonal; query head h reads KV head h / (Hq / Hkv) (repeat_kv).
 Vec causal_self_attention(const Vec& q, const Vec& k, const Vec& v, int64_t T, int64_t Hq, int64_t Hkv, int64_t D) {
@@ -112,7 +168,10 @@ Vec causal_self_attention(const Vec& q, const Vec& k, const Vec& v, int64_t T, i
 
 }  // namespace
 
-std::vector<double> plain_llama_logits(const LlamaWeights& weights, std::span<const int32_t> tokens) {
+namespace {
+
+// The forward pass; context 0: full causal attention, else StreamingLLM's (context, sinks).
+Vec llama_logits(const LlamaWeights& weights, std::span<const int32_t> tokens, int64_t context, int64_t sinks) {
   check_llama_weights(weights);
   const LlamaConfig& c = weights.config;
   for (const int32_t id : tokens)
@@ -126,7 +185,8 @@ std::vector<double> plain_llama_logits(const LlamaWeights& weights, std::span<co
   Vec hidden(sz(T) * E);
   for (size_t t = 0; t < sz(T); ++t) widen(weights.token_embd, int64_t{tokens[t]} * c.embd, c.embd, &hidden[t * E]);
 
-  const RopeTables rope = rope_tables(c.rope, c.head_dim, T);
+  // A sliding context's positions stay below C, and its frequencies are C's (what the device does).
+  const RopeTables rope = rope_tables(c.rope, c.head_dim, context > 0 ? context : T);
   for (const LlamaLayerWeights& layer : weights.layers) {
     const Vec normed = rms_norm(hidden, layer.attn_norm, c.rms_eps);
     Vec q = linear(normed, layer.wq), k = linear(normed, layer.wk), v = linear(normed, layer.wv);
@@ -135,9 +195,15 @@ std::vector<double> plain_llama_logits(const LlamaWeights& weights, std::span<co
     add_bias_rows(v, layer.bv);
     if (layer.q_norm) q = rms_norm(q, *layer.q_norm, c.rms_eps);  // each head's row, before RoPE
     if (layer.k_norm) k = rms_norm(k, *layer.k_norm, c.rms_eps);
-    apply_rotary(q, c.heads, c.head_dim, rope);
-    apply_rotary(k, c.heads_kv, c.head_dim, rope);
-    const Vec attn = linear(causal_self_attention(q, k, v, T, c.heads, c.heads_kv, c.head_dim), layer.wo);
+    Vec mixed;
+    if (context > 0) {
+      mixed = streaming_self_attention(q, k, v, T, c.heads, c.heads_kv, c.head_dim, context, sinks, rope);
+    } else {
+      apply_rotary(q, c.heads, c.head_dim, rope);
+      apply_rotary(k, c.heads_kv, c.head_dim, rope);
+      mixed = causal_self_attention(q, k, v, T, c.heads, c.heads_kv, c.head_dim);
+    }
+    const Vec attn = linear(mixed, layer.wo);
     for (size_t i = 0; i < hidden.size(); ++i) hidden[i] += attn[i];
 
     const Vec post = rms_norm(hidden, layer.ffn_norm, c.rms_eps);
@@ -148,6 +214,20 @@ std::vector<double> plain_llama_logits(const LlamaWeights& weights, std::span<co
     for (size_t i = 0; i < hidden.size(); ++i) hidden[i] += mlp[i];
   }
   return linear(rms_norm(hidden, weights.output_norm, c.rms_eps), weights.output);
+}
+
+}  // namespace
+
+std::vector<double> plain_llama_logits(const LlamaWeights& weights, std::span<const int32_t> tokens) {
+  return llama_logits(weights, tokens, 0, 0);
+}
+
+std::vector<double> streaming_llama_logits(const LlamaWeights& weights, std::span<const int32_t> tokens,
+                                           int64_t context, int64_t sinks) {
+  if (context < 1 || sinks < 0 || sinks >= context)
+    throw Error("streaming reference: " + std::to_string(sinks) + " sinks do not fit a context of " +
+                std::to_string(context));
+  return llama_logits(weights, tokens, context, sinks);
 }
 
 }  // namespace infini::model

@@ -17,4 +17,12 @@ namespace infini::model {
 // or a token id outside [0, vocab).
 std::vector<double> plain_llama_logits(const LlamaWeights& weights, std::span<const int32_t> tokens);
 
+// The same model read as StreamingLLM reads a stream (Xiao et al., ICLR 2024), defined per query
+// and apart from how infini's sliding context computes it: token i < C attends tokens 0..i at
+// positions 0..i; token i >= C attends the first `sinks` tokens at positions 0..sinks-1 and the
+// C - sinks most recent tokens (itself the last) at positions sinks..C-1, the query at C-1. RoPE
+// frequencies are those of length C. Throws infini::Error unless 0 <= sinks < C.
+std::vector<double> streaming_llama_logits(const LlamaWeights& weights, std::span<const int32_t> tokens,
+                                           int64_t context, int64_t sinks);
+
 }  // namespace infini::model

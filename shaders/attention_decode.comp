@@ -8,7 +8,8 @@
 // position write an empty partial (m = kSoftmaxInit, l = 0, output 0).
 //
 // Queries are rows of Q (rotated, f32) at segment positions q_pos0 + row; keys and values are the
-// segment cache. Query head h reads KV head h / (Hq / Hkv). Head dims are at most 256.
+// segment cache. Query head h reads KV head h / (Hq / Hkv). Head dims are at most 256. Without
+// FRESH, a sliding context (SINKS, WINDOW: common/sliding_window.glsl) scores its sinks with QS.
 //
 // FRESH: the piece's own RoPE and cache append in the same pass, which decode on a GPU would
 // otherwise pay a launch and a barrier for (rope.comp and cache_append.comp, the same results).
@@ -38,6 +39,10 @@
 #include "common/rope.glsl"
 #include "common/storage.glsl"
 
+layout(constant_id = 0) const uint SINKS = 0;  // 0 in the FRESH variants
+layout(constant_id = 1) const uint WINDOW = 0;
+#include "common/sliding_window.glsl"
+
 const uint KEYS = 64;           // keys per block: one per invocation
 const uint COLS = 256 / KEYS;   // output columns per invocation at most
 layout(local_size_x = 64) in;
@@ -53,6 +58,7 @@ layout(push_constant) uniform Params {
 
 #ifndef FRESH
 DECLARE_F32_INPUT(0, Q)
+DECLARE_F32_INPUT(5, QS)  // Q rotated for the sinks
 DECLARE_F32_INPUT(1, K)
 #ifdef V_F16
 DECLARE_F16_INPUT(2, V)
@@ -107,6 +113,9 @@ shared uint merges;  // 1 in the workgroup that merges
 #endif
 
 shared float q_sh[256];
+#ifndef FRESH
+shared float qs_sh[256];
+#endif
 shared float p_sh[KEYS];
 shared float red[KEYS];
 
@@ -148,6 +157,8 @@ void main() {
   const uint cache_end = q_pos0;  // keys from here on are the piece's own
 #else
   for (uint c = lane; c < p.head_dim; c += KEYS) q_sh[c] = load_Q((row * p.heads_q + h) * p.head_dim + c) * p.scale;
+  if (SINKS > 0u)
+    for (uint c = lane; c < p.head_dim; c += KEYS) qs_sh[c] = load_QS((row * p.heads_q + h) * p.head_dim + c) * p.scale;
   const uint cache_end = pos + 1;
 #endif
   barrier();
@@ -157,12 +168,18 @@ void main() {
   [[unroll]] for (uint t = 0; t < COLS; ++t) o[t] = 0.0;
   for (uint key0 = first_key; key0 < first_key + p.keys_per_split && key0 <= pos; key0 += KEYS) {
     const uint key = key0 + lane;
-    const bool valid = key <= pos;
+    const bool sink = attends_sink(key, pos);
+    const bool valid = sink || attends_window(key, pos);
     float score = kSoftmaxInit;
     if (valid && key < cache_end) {
       const uint kb = (key * p.heads_kv + kvh) * p.head_dim;
       float acc = 0.0;
-      for (uint c = 0; c < p.head_dim; ++c) acc += q_sh[c] * load_K(kb + c);
+#ifndef FRESH
+      if (sink)
+        for (uint c = 0; c < p.head_dim; ++c) acc += qs_sh[c] * load_K(kb + c);
+      else
+#endif
+        for (uint c = 0; c < p.head_dim; ++c) acc += q_sh[c] * load_K(kb + c);
       score = acc;
     }
 #ifdef FRESH

@@ -13,6 +13,8 @@
 //
 // Queries are rows 0..q_rows-1 of Q (rotated, f32) at segment positions q_pos0 + row; keys and
 // values are the segment cache, positions 0..q_pos0 + q_rows - 1. D and Dv are multiples of 4.
+// A sliding context (SINKS, WINDOW: common/sliding_window.glsl) walks its sinks first with QS in
+// the registers, then the window with Q.
 //! variant v32
 //! variant v16 -DV_F16
 #extension GL_GOOGLE_include_directive : require
@@ -23,6 +25,9 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint R = 4;     // query rows per invocation
 layout(constant_id = 2) const uint D4 = 32;   // head_dim / 4
 layout(constant_id = 3) const uint DV4 = 32;  // value_dim / 4
+layout(constant_id = 4) const uint SINKS = 0;
+layout(constant_id = 5) const uint WINDOW = 0;
+#include "common/sliding_window.glsl"
 
 layout(push_constant) uniform Params {
   uint q_rows;
@@ -46,6 +51,7 @@ layout(std430, binding = 3) writeonly buffer Out { vec4 out_data[]; };
 // The position of query row 0 in the segment (the open segment's length when the piece runs)
 // comes from a buffer, not a push constant: one recording serves every position.
 layout(std430, binding = 4) readonly buffer Position { uint q_pos0; };
+layout(std430, binding = 5) readonly buffer QSBuffer { vec4 qs_data[]; };  // Q rotated for the sinks
 
 const uint kBlock = 4;  // keys per online-softmax step (one vec4 of scores per row)
 
@@ -64,43 +70,52 @@ void main() {
   float m[R], l[R];
   uint pos[R];
   [[unroll]] for (uint r = 0; r < R; ++r) {
-    const uint row = row0 + r * wg + lane;
-    pos[r] = q_pos0 + row;
-    // Rows past the end read the last row (loads stay in bounds) and are not stored.
-    const uint base = min(row, p.q_rows - 1) * p.heads_q * D4 + h * D4;
-    [[unroll]] for (uint c = 0; c < D4; ++c) q[r][c] = q_data[base + c] * p.scale;
+    pos[r] = q_pos0 + row0 + r * wg + lane;
     [[unroll]] for (uint c = 0; c < DV4; ++c) o[r][c] = vec4(0.0);
     m[r] = kSoftmaxInit;
     l[r] = 0.0;
   }
 
-  for (uint j0 = 0; j0 < key_end; j0 += kBlock) {
-    // Scores of keys j0..j0+3 for every row; keys past key_end repeat the last key, masked below.
-    vec4 s[R];
-    [[unroll]] for (uint r = 0; r < R; ++r) s[r] = vec4(0.0);
-    [[unroll]] for (uint j = 0; j < kBlock; ++j) {
-      const uint kb = min(j0 + j, key_end - 1) * k_stride + k_base;
-      [[unroll]] for (uint c = 0; c < D4; ++c) {
-        const vec4 kc = k_data[kb + c];
-        [[unroll]] for (uint r = 0; r < R; ++r) s[r][j] += dot(q[r][c], kc);
-      }
-    }
-    vec4 pr[R];
+  // Pass 0: the sinks with QS; pass 1: the other keys with Q (the only pass without sinks).
+  for (uint pass = SINKS > 0u ? 0u : 1u; pass < 2u; ++pass) {
+    const bool sinks = pass == 0u;
     [[unroll]] for (uint r = 0; r < R; ++r) {
-      const bvec4 valid = lessThanEqual(uvec4(j0) + uvec4(0, 1, 2, 3), uvec4(pos[r]));
-      const vec4 sm = mix(vec4(kSoftmaxInit), s[r], valid);
-      const float m_new = max(m[r], max(max(sm.x, sm.y), max(sm.z, sm.w)));
-      const float alpha = exp(m[r] - m_new);
-      pr[r] = mix(vec4(0.0), exp(sm - vec4(m_new)), valid);
-      l[r] = l[r] * alpha + (pr[r].x + pr[r].y + pr[r].z + pr[r].w);
-      m[r] = m_new;
-      [[unroll]] for (uint c = 0; c < DV4; ++c) o[r][c] *= alpha;
+      // Rows past the end read the last row (loads stay in bounds) and are not stored.
+      const uint base = min(row0 + r * wg + lane, p.q_rows - 1) * p.heads_q * D4 + h * D4;
+      [[unroll]] for (uint c = 0; c < D4; ++c) q[r][c] = (sinks ? qs_data[base + c] : q_data[base + c]) * p.scale;
     }
-    [[unroll]] for (uint j = 0; j < kBlock; ++j) {
-      const uint vb = min(j0 + j, key_end - 1) * v_stride + v_base;
-      [[unroll]] for (uint c = 0; c < DV4; ++c) {
-        const vec4 vc = load_v(vb + c);
-        [[unroll]] for (uint r = 0; r < R; ++r) o[r][c] += pr[r][j] * vc;
+    const uint key_begin = sinks ? 0u : window_begin(q_pos0 + row0) / kBlock * kBlock;
+    const uint key_stop = sinks ? min(SINKS, key_end) : key_end;  // one past the pass's last key
+    for (uint j0 = key_begin; j0 < key_stop; j0 += kBlock) {
+      // Scores of keys j0..j0+3 for every row; keys past the pass's end repeat its last key, masked below.
+      vec4 s[R];
+      [[unroll]] for (uint r = 0; r < R; ++r) s[r] = vec4(0.0);
+      [[unroll]] for (uint j = 0; j < kBlock; ++j) {
+        const uint kb = min(j0 + j, key_stop - 1) * k_stride + k_base;
+        [[unroll]] for (uint c = 0; c < D4; ++c) {
+          const vec4 kc = k_data[kb + c];
+          [[unroll]] for (uint r = 0; r < R; ++r) s[r][j] += dot(q[r][c], kc);
+        }
+      }
+      vec4 pr[R];
+      [[unroll]] for (uint r = 0; r < R; ++r) {
+        bvec4 valid;
+        [[unroll]] for (uint j = 0; j < kBlock; ++j)
+          valid[j] = sinks ? attends_sink(j0 + j, pos[r]) : attends_window(j0 + j, pos[r]);
+        const vec4 sm = mix(vec4(kSoftmaxInit), s[r], valid);
+        const float m_new = max(m[r], max(max(sm.x, sm.y), max(sm.z, sm.w)));
+        const float alpha = exp(m[r] - m_new);
+        pr[r] = mix(vec4(0.0), exp(sm - vec4(m_new)), valid);
+        l[r] = l[r] * alpha + (pr[r].x + pr[r].y + pr[r].z + pr[r].w);
+        m[r] = m_new;
+        [[unroll]] for (uint c = 0; c < DV4; ++c) o[r][c] *= alpha;
+      }
+      [[unroll]] for (uint j = 0; j < kBlock; ++j) {
+        const uint vb = min(j0 + j, key_stop - 1) * v_stride + v_base;
+        [[unroll]] for (uint c = 0; c < DV4; ++c) {
+          const vec4 vc = load_v(vb + c);
+          [[unroll]] for (uint r = 0; r < R; ++r) o[r][c] += pr[r][j] * vc;
+        }
       }
     }
   }

@@ -6,7 +6,8 @@
 //
 // Queries are rows 0..q_rows-1 of Q (already rotated, f32) at segment positions q_pos0 + row;
 // keys and values are the segment cache, positions 0..q_pos0 + q_rows - 1. Query head h reads
-// KV head h / (Hq / Hkv). Output (A_dot) is f32 [q_rows][Hq][Dv].
+// KV head h / (Hq / Hkv). Output (A_dot) is f32 [q_rows][Hq][Dv]. A sliding context (SINKS,
+// WINDOW: common/sliding_window.glsl) walks a tile of its sinks first with QS, then the window.
 //! variant v32
 //! variant v16 -DV_F16
 #extension GL_GOOGLE_include_directive : require
@@ -19,6 +20,9 @@ layout(constant_id = 2) const uint BC = 32;     // keys per tile
 layout(constant_id = 3) const uint DK = 32;     // head-dim chunk of the score product
 layout(constant_id = 4) const uint DVC = 64;    // value-dim chunk of the output product
 layout(constant_id = 5) const uint OCOLS = 16;  // output columns per invocation: ceil(Dv / CG)
+layout(constant_id = 6) const uint SINKS = 0;
+layout(constant_id = 7) const uint WINDOW = 0;
+#include "common/sliding_window.glsl"
 
 layout(push_constant) uniform Params {
   uint q_rows;
@@ -37,6 +41,7 @@ layout(std430, binding = 3) writeonly buffer Out { float out_data[]; };
 // The position of query row 0 in the segment (the open segment's length when the piece runs)
 // comes from a buffer, not a push constant: one recording serves every position.
 layout(std430, binding = 4) readonly buffer Position { uint q_pos0; };
+DECLARE_F32_INPUT(5, QS)  // Q rotated for the sinks
 
 const uint WG = gl_WorkGroupSize.x;
 const uint CG = WG / BR;       // invocations per query row
@@ -65,69 +70,77 @@ void main() {
   for (uint i = 0; i < OCOLS; ++i) o[i] = 0.0;
   float m = kSoftmaxInit, l = 0.0;
 
-  for (uint k0 = 0; k0 <= last_key; k0 += BC) {
-    // S = Q K^T for this key tile, accumulated over head-dim chunks.
-    float s[SPT];
-    for (uint i = 0; i < SPT; ++i) s[i] = 0.0;
-    for (uint d0 = 0; d0 < p.head_dim; d0 += DK) {
-      for (uint e = tid; e < BR * DK; e += WG) {
-        const uint rr = e / DK, dd = e % DK, row = q0 + rr, d = d0 + dd;
-        q_tile[rr * (DK + 1) + dd] = (row < p.q_rows && d < p.head_dim) ? load_Q(row * q_stride + h * p.head_dim + d) : 0.0;
+  // Pass 0: the sinks with QS; pass 1: the other keys with Q (the only pass without sinks).
+  for (uint pass = SINKS > 0u ? 0u : 1u; pass < 2u; ++pass) {
+    const bool sinks = pass == 0u;
+    const uint pass_last = sinks ? min(SINKS - 1u, last_key) : last_key;
+    for (uint k0 = sinks ? 0u : window_begin(q_pos0 + q0); k0 <= pass_last; k0 += BC) {
+      // S = Q K^T for this key tile, accumulated over head-dim chunks.
+      float s[SPT];
+      for (uint i = 0; i < SPT; ++i) s[i] = 0.0;
+      for (uint d0 = 0; d0 < p.head_dim; d0 += DK) {
+        for (uint e = tid; e < BR * DK; e += WG) {
+          const uint rr = e / DK, dd = e % DK, row = q0 + rr, d = d0 + dd;
+          const uint qi = row * q_stride + h * p.head_dim + d;
+          q_tile[rr * (DK + 1) + dd] = (row < p.q_rows && d < p.head_dim) ? (sinks ? load_QS(qi) : load_Q(qi)) : 0.0;
+        }
+        for (uint e = tid; e < BC * DK; e += WG) {
+          const uint j = e / DK, dd = e % DK, key = k0 + j, d = d0 + dd;
+          k_tile[j * (DK + 1) + dd] = (key <= pass_last && d < p.head_dim) ? load_K(key * k_stride + kvh * p.head_dim + d) : 0.0;
+        }
+        barrier();
+        for (uint dd = 0; dd < DK; ++dd) {
+          const float qv = q_tile[r * (DK + 1) + dd];
+          for (uint i = 0; i < SPT; ++i) s[i] += qv * k_tile[(cg + CG * i) * (DK + 1) + dd];
+        }
+        barrier();
       }
-      for (uint e = tid; e < BC * DK; e += WG) {
-        const uint j = e / DK, dd = e % DK, key = k0 + j, d = d0 + dd;
-        k_tile[j * (DK + 1) + dd] = (key <= last_key && d < p.head_dim) ? load_K(key * k_stride + kvh * p.head_dim + d) : 0.0;
-      }
-      barrier();
-      for (uint dd = 0; dd < DK; ++dd) {
-        const float qv = q_tile[r * (DK + 1) + dd];
-        for (uint i = 0; i < SPT; ++i) s[i] += qv * k_tile[(cg + CG * i) * (DK + 1) + dd];
-      }
-      barrier();
-    }
 
-    // Online softmax: scale, causal mask, new running max, rescale what was accumulated.
-    float mx = kSoftmaxInit;
-    for (uint i = 0; i < SPT; ++i) {
-      const bool valid = k0 + cg + CG * i <= q_pos;
-      s[i] = valid ? s[i] * p.scale : kSoftmaxInit;
-      mx = max(mx, s[i]);
-    }
-    row_max[cg * BR + r] = mx;
-    barrier();
-    for (uint c = 0; c < CG; ++c) mx = max(mx, row_max[c * BR + r]);
-    const float m_new = max(m, mx);
-    const float alpha = exp(m - m_new);
-    float sum = 0.0;
-    for (uint i = 0; i < SPT; ++i) {
-      const uint j = cg + CG * i;
-      const float pv = k0 + j <= q_pos ? exp(s[i] - m_new) : 0.0;
-      p_tile[r * (BC + 1) + j] = pv;
-      sum += pv;
-    }
-    row_sum[cg * BR + r] = sum;
-    barrier();
-    sum = 0.0;
-    for (uint c = 0; c < CG; ++c) sum += row_sum[c * BR + r];
-    l = l * alpha + sum;
-    m = m_new;
-    for (uint i = 0; i < OCOLS; ++i) o[i] *= alpha;
+      // Online softmax: scale, causal mask, new running max, rescale what was accumulated.
+      float mx = kSoftmaxInit;
+      for (uint i = 0; i < SPT; ++i) {
+        const uint key = k0 + cg + CG * i;
+        const bool valid = sinks ? attends_sink(key, q_pos) : attends_window(key, q_pos);
+        s[i] = valid ? s[i] * p.scale : kSoftmaxInit;
+        mx = max(mx, s[i]);
+      }
+      row_max[cg * BR + r] = mx;
+      barrier();
+      for (uint c = 0; c < CG; ++c) mx = max(mx, row_max[c * BR + r]);
+      const float m_new = max(m, mx);
+      const float alpha = exp(m - m_new);
+      float sum = 0.0;
+      for (uint i = 0; i < SPT; ++i) {
+        const uint j = cg + CG * i;
+        const bool valid = sinks ? attends_sink(k0 + j, q_pos) : attends_window(k0 + j, q_pos);
+        const float pv = valid ? exp(s[i] - m_new) : 0.0;
+        p_tile[r * (BC + 1) + j] = pv;
+        sum += pv;
+      }
+      row_sum[cg * BR + r] = sum;
+      barrier();
+      sum = 0.0;
+      for (uint c = 0; c < CG; ++c) sum += row_sum[c * BR + r];
+      l = l * alpha + sum;
+      m = m_new;
+      for (uint i = 0; i < OCOLS; ++i) o[i] *= alpha;
 
-    // O += P V, over value-dim chunks. Invocation column i is value dim cg + CG * i.
-    for (uint dv0 = 0; dv0 < p.value_dim; dv0 += DVC) {
-      for (uint e = tid; e < BC * DVC; e += WG) {
-        const uint j = e / DVC, c = e % DVC, key = k0 + j, dv = dv0 + c;
-        v_tile[e] = (key <= last_key && dv < p.value_dim) ? load_V(key * v_stride + kvh * p.value_dim + dv) : 0.0;
+      // O += P V, over value-dim chunks. Invocation column i is value dim cg + CG * i.
+      for (uint dv0 = 0; dv0 < p.value_dim; dv0 += DVC) {
+        for (uint e = tid; e < BC * DVC; e += WG) {
+          const uint j = e / DVC, c = e % DVC, key = k0 + j, dv = dv0 + c;
+          v_tile[e] = (key <= pass_last && dv < p.value_dim) ? load_V(key * v_stride + kvh * p.value_dim + dv) : 0.0;
+        }
+        barrier();
+        for (uint i = 0; i < OCOLS; ++i) {
+          const uint col = cg + CG * i;
+          if (col < dv0 || col >= dv0 + DVC) continue;
+          float acc = 0.0;
+          for (uint j = 0; j < BC; ++j) acc += p_tile[r * (BC + 1) + j] * v_tile[j * DVC + (col - dv0)];
+          o[i] += acc;
+        }
+        barrier();
       }
-      barrier();
-      for (uint i = 0; i < OCOLS; ++i) {
-        const uint col = cg + CG * i;
-        if (col < dv0 || col >= dv0 + DVC) continue;
-        float acc = 0.0;
-        for (uint j = 0; j < BC; ++j) acc += p_tile[r * (BC + 1) + j] * v_tile[j * DVC + (col - dv0)];
-        o[i] += acc;
-      }
-      barrier();
     }
   }
 

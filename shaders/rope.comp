@@ -1,6 +1,8 @@
 #version 450
-// RoPE: out[t][h][:] = x[t][h][:] rotated by the angles of position open + t, written as f32 at
-// token t of the output, or at token open + t (so K is appended to the open segment's cache).
+// RoPE: out[t][h][:] = x[t][h][:] rotated by the angles of position min(open + t, max_position),
+// written as f32 at token t of the output, or at token open + t (so K is appended to the open
+// segment's cache). max_position caps the position for the queries that score a sliding context's
+// sinks: past the context they sit at its last position (ops/infini_attention_layer.hpp).
 // `open`, the open segment's length when the piece runs, comes from a buffer, not a push
 // constant: one recording serves every position.
 // cos and sin come from a host-computed table (double precision, attention factor folded in):
@@ -19,6 +21,7 @@ layout(push_constant) uniform Params {
   uint interleaved;   // 0 = neox, 1 = interleaved
   uint x_token0;      // first token read from x
   uint out_at_open;   // 1: write token t at out token open + t; 0: at token t
+  uint max_position;  // the largest position rotated by (0xffffffff: none)
 } p;
 
 #ifdef X_F16
@@ -39,6 +42,6 @@ void main() {
   const uint within = e % row_elems;
   const uint d = within % p.head_dim;
   const uint in_base = (p.x_token0 + t) * row_elems + within - d;  // start of this head's vector
-  const float y = rope_X(in_base, d, open + t, p.rotary_dim, p.interleaved);
+  const float y = rope_X(in_base, d, min(open + t, p.max_position), p.rotary_dim, p.interleaved);
   out_data[(p.out_at_open * open + t) * row_elems + within] = y;
 }

@@ -30,7 +30,7 @@
 namespace infini {
 
 // Compressive memory: Auto turns it on when the file has the infini.* keys (an Infini-attention
-// model) and off for a plain Llama file, which then runs as a windowed causal transformer.
+// model) and off for a plain Llama file, which then runs with a sliding context (ModelOptions::context).
 enum class MemoryMode { Auto, On, Off };
 // "auto", "on", "off"; memory_mode_from_name returns nullopt for anything else.
 std::string_view memory_mode_name(MemoryMode mode) noexcept;
@@ -40,7 +40,17 @@ std::optional<MemoryMode> memory_mode_from_name(std::string_view name) noexcept;
 inline constexpr uint32_t kDefaultMaxPiece = 256;
 
 struct ModelOptions {
-  int64_t segment = 0;  // segment length N; 0: the file's infini.segment_length, else kDefaultSegment
+  // An Infini-attention file's segment length N; 0: its infini.segment_length. On a plain file
+  // (memory off) the same as `context` when that is 0.
+  int64_t segment = 0;
+  // A plain file (no Infini keys, memory off) attends over a context of C tokens, in full up to C
+  // tokens of stream and past that sliding: each token attends the stream's first `sinks` tokens
+  // and its most recent C - sinks, at positions within the context (StreamingLLM), so the stream
+  // goes on at constant memory. 0: the file's context_length, cut to what the device holds
+  // (Model::warnings says so, with the figure). ModelInfo::context says which C it got. A model
+  // whose memory is on has no such context and leaves both aside (ModelInfo::context is 0).
+  int64_t context = 0;
+  int64_t sinks = kDefaultSinks;  // 0 <= sinks < C
   MemoryMode memory = MemoryMode::Auto;
   uint32_t max_piece = kDefaultMaxPiece;  // bounds scratch memory
   // Generation decodes up to this many tokens per device submission, each picked on the device
@@ -62,7 +72,10 @@ struct ModelInfo {
   std::string name;  // the file name as given
   int64_t vocab = 0, embd = 0, layers = 0, heads = 0, heads_kv = 0, head_dim = 0, ffn = 0;
   int64_t context_length = 0;    // llama.context_length (informational: the stream is unbounded)
-  int64_t segment = 0;           // the segment length sessions run with
+  int64_t segment = 0;           // the segment length sessions run with (a plain file: its context)
+  int64_t context = 0;           // a plain file's context C (0: an Infini-attention model, unbounded)
+  int64_t sinks = 0;             // ... and the sinks it keeps past C
+  uint64_t state_bytes = 0;      // device memory of a session's stream state, the same at any length
   bool memory = false;           // whether sessions use the compressive memory
   bool has_infini_keys = false;  // the file carries infini.* keys
   int32_t bos = -1, eos = -1;    // special tokens, -1 when the vocabulary has none

@@ -65,7 +65,8 @@ struct FeedProgress {
   int64_t fed = 0;          // tokens of this call fed so far
   int64_t total = 0;        // tokens of this call
   int64_t tokens_seen = 0;  // the stream's length now
-  // The stream ends on a segment boundary: a state saved now resumes bit-identically.
+  // The stream ends on a segment boundary (a sliding context's: every max(C, 4096) tokens): a
+  // state saved now resumes bit-identically.
   bool at_segment_boundary = false;
 };
 // Return false to stop feeding; the tokens fed so far stay fed.

@@ -1,5 +1,8 @@
 #include "infini/model.hpp"
 
+#include <algorithm>
+
+#include "api/context_access.hpp"
 #include "formats/gguf_digest.hpp"
 #include "model/llama_loader.hpp"
 #include "model/llama_weights_check.hpp"
@@ -8,13 +11,46 @@
 namespace infini {
 namespace {
 
+// Cuts a plain file's default context (its context_length) to what half of the device memory
+// left after the weights holds, and says so once.
+int64_t fitting_context(const Context& context, const model::GgufFile& file, const model::LlamaConfig& c,
+                        int64_t wanted, std::vector<std::string>& warnings) {
+  uint64_t free = 0;
+  for (const vk::Device* d : ContextAccess::devices(context)) free += d->free_device_local_bytes();
+  const uint64_t weights = file.bytes().size();
+  const uint64_t budget = free > weights ? (free - weights) / 2 : 0;
+  const uint64_t per_token = model::context_token_bytes(c);
+  const int64_t fits = int64_t(std::min<uint64_t>(budget / std::max<uint64_t>(per_token, 1), uint64_t(wanted)));
+  if (fits >= wanted) return wanted;
+  const int64_t cut = std::max<int64_t>(fits / 256 * 256, std::min<int64_t>(wanted, 256));
+  warnings.push_back(file.name() + ": its context of " + std::to_string(wanted) + " tokens would take " +
+                     std::to_string(per_token * uint64_t(wanted) >> 20) + " MiB of device memory, more than half of the " +
+                     std::to_string((free - std::min(free, weights)) >> 20) + " MiB left after the weights: it runs with " +
+                     std::to_string(cut) + " (set -c/--ctx-size; past the context the stream slides)");
+  return cut;
+}
+
 // The stream options the file asks for, overridden by the caller's (as `infini run` does).
-model::RunnerOptions resolve(const model::LlamaConfig& c, const ModelOptions& options, const std::string& name) {
+model::RunnerOptions resolve(const Context& context, const model::GgufFile& file, const model::LlamaConfig& c,
+                             const ModelOptions& options, std::vector<std::string>& warnings) {
+  const std::string& name = file.name();
   if (options.segment < 0) throw Error(name + ": segment length " + std::to_string(options.segment) + " is negative");
+  if (options.context < 0) throw Error(name + ": context " + std::to_string(options.context) + " is negative");
   if (options.max_piece < 1) throw Error(name + ": max_piece must be at least 1");
   if (options.decode_chain > model::LayerStage::kMaxChain)
     throw Error(name + ": decode_chain must be at most " + std::to_string(model::LayerStage::kMaxChain));
-  model::RunnerOptions o = model::resolve_runner_options(c, options.memory, options.segment, options.max_piece);
+  model::RunnerOptions o = model::resolve_runner_options(c, options.memory, options.segment, options.max_piece,
+                                                         options.context, options.sinks);
+  if (o.infini.sliding) {
+    if (o.infini.segment > kMaxSegment / 2)
+      throw Error(name + ": context " + std::to_string(o.infini.segment) + " is more than the " +
+                  std::to_string(kMaxSegment / 2) + " infini takes");
+    if (options.context == 0 && options.segment == 0)
+      o.infini.segment = fitting_context(context, file, c, o.infini.segment, warnings);
+    if (o.infini.sinks < 0 || o.infini.sinks >= o.infini.segment)
+      throw Error(name + ": " + std::to_string(o.infini.sinks) + " sinks do not fit a context of " +
+                  std::to_string(o.infini.segment) + " tokens (0 to " + std::to_string(o.infini.segment - 1) + ")");
+  }
   o.decode_chain = options.decode_chain;
   return o;
 }
@@ -26,6 +62,9 @@ ModelInfo describe(const model::LlamaWeights& w, const model::RunnerOptions& o, 
   i.vocab = c.vocab, i.embd = c.embd, i.layers = c.layers, i.heads = c.heads, i.heads_kv = c.heads_kv;
   i.head_dim = c.head_dim, i.ffn = c.ffn, i.context_length = c.context_length;
   i.segment = o.infini.segment;
+  i.context = o.infini.sliding ? o.infini.segment : 0;
+  i.sinks = o.infini.sliding ? o.infini.sinks : 0;
+  i.state_bytes = model::stream_state_bytes(c, o.infini);
   i.memory = o.infini.memory;
   i.has_infini_keys = c.has_infini_keys;
   i.bos = w.vocab.bos, i.eos = w.vocab.eos, i.add_bos = w.vocab.add_bos;
@@ -85,7 +124,7 @@ Model::Impl::Impl(Context& c, const std::filesystem::path& path, const ModelOpti
     : context(c),
       file(std::make_unique<model::GgufFile>(path)),
       weights(load(*file, warnings)),
-      runner(resolve(weights.config, options, file->name())),
+      runner(resolve(c, *file, weights.config, options, warnings)),
       info(describe(weights, runner, file->name())),
       tokenizer(tokenizer_for(*file, weights.vocab, warnings)) {
   info.digest = model::gguf_digest(*file);

@@ -194,9 +194,15 @@ struct Session::Impl {
   // The next piece of a feed with progress: the rest of the open segment, plus seven more
   // segments on a pipeline of devices so that its stages overlap them.
   size_t next_piece(size_t remaining) const {
-    const int64_t segment = runner.options().infini.segment;
-    const int64_t segments = runner.stages().size() > 1 ? 8 : 1;
-    return std::min(remaining, size_t(segment * segments - runner.tokens_seen() % segment));
+    const int64_t span = progress_span();
+    const int64_t spans = runner.stages().size() > 1 ? 8 : 1;
+    return std::min(remaining, size_t(span * spans - runner.tokens_seen() % span));
+  }
+  // The boundaries a feed with progress stops at: segments; a sliding context's pieces are not
+  // cut by its C but by at least 4096 tokens (the progress a user sees, and a checkpoint's place).
+  int64_t progress_span() const {
+    const InfiniOptions& o = runner.options().infini;
+    return o.sliding ? std::max<int64_t>(o.segment, 4096) : o.segment;
   }
 };
 
@@ -212,14 +218,14 @@ std::vector<float> Session::feed_all(std::span<const int32_t> tokens) { return i
 
 std::vector<float> Session::feed(std::span<const int32_t> tokens, const FeedCallback& on_piece) {
   if (tokens.empty()) throw Error("session: nothing to feed");
-  const int64_t segment = impl_->runner.options().infini.segment;
+  const int64_t span = impl_->progress_span();
   std::vector<float> logits;
   for (size_t done = 0; done < tokens.size();) {
     const size_t piece = impl_->next_piece(tokens.size() - done);
     logits = impl_->forward(tokens.subspan(done, piece), false);
     done += piece;
     const int64_t seen = impl_->runner.tokens_seen();
-    if (on_piece && !on_piece({int64_t(done), int64_t(tokens.size()), seen, seen % segment == 0})) break;
+    if (on_piece && !on_piece({int64_t(done), int64_t(tokens.size()), seen, seen % span == 0})) break;
   }
   return logits;
 }

@@ -189,7 +189,7 @@ stream::StateFingerprint LlamaRunner::fingerprint() const {
   const InfiniOptions& o = options_.infini;
   return {c.vocab, c.embd, c.layers, c.heads, c.heads_kv, c.head_dim, c.ffn, o.segment,
           uint32_t(o.update), uint32_t(o.first_segment), uint32_t(o.gate_sign), o.memory ? 1u : 0u,
-          uint32_t(ElementType::F32)};
+          uint32_t(ElementType::F32), o.sliding ? o.sinks : -1};
 }
 
 stream::SessionState LlamaRunner::save_state() const {
@@ -345,7 +345,7 @@ void LlamaRunner::run(std::span<const int32_t> tokens, bool all_logits, uint32_t
     pieces.push_back(p);
     done += n;
     room -= n;
-    if (room == 0) room = size_t(options_.infini.segment);
+    if (room == 0) room = ops::room_after_fill(options_.infini);
   }
   const auto t0 = std::chrono::steady_clock::now();
   if (pipeline_) {

@@ -46,10 +46,18 @@ struct RunnerOptions : GraphOptions {
 };
 
 // The stream options a file asks for, with the caller's overrides: a file with Infini keys runs
-// with its own conventions and segment length; a plain Llama file with memory off and segments of
-// kDefaultSegment unless `segment` (> 0) says otherwise. (runner_options.cpp)
+// with its own conventions and segment length (`segment` > 0 overrides it); a plain file (no
+// Infini keys, memory off) as a sliding context (InfiniOptions::sliding) of `context` tokens, else
+// `segment`, else the file's context_length, keeping `sinks` sinks. (runner_options.cpp)
 RunnerOptions resolve_runner_options(const LlamaConfig& config, MemoryMode memory, int64_t segment,
-                                     uint32_t max_piece);
+                                     uint32_t max_piece, int64_t context = 0, int64_t sinks = kDefaultSinks);
+
+// The device memory one token of a sliding context takes over all of a model's layers (its
+// cache rows: raw K, rotated K and V, f32).
+uint64_t context_token_bytes(const LlamaConfig& config);
+// The device memory of a whole stream's state over all layers (the caches, M and z), the same at
+// any stream length.
+uint64_t stream_state_bytes(const LlamaConfig& config, const InfiniOptions& options);
 
 // The device's choice of greedy chain: 1 on CPU drivers (a submission and the host's wake-up
 // cost nothing next to a token there); on GPUs, where they cost a good part of a small model's

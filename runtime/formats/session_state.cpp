@@ -69,7 +69,8 @@ std::string StateFingerprint::describe() const {
          " layers, heads " + std::to_string(heads) + "/" + std::to_string(heads_kv) + ", head dim " +
          std::to_string(head_dim) + ", ffn " + std::to_string(ffn) + ", segment " + std::to_string(segment) +
          ", update " + std::to_string(update) + ", first segment " + std::to_string(first_segment) + ", gate sign " +
-         std::to_string(gate_sign) + ", memory " + std::to_string(memory) + ", input type " + std::to_string(input_type);
+         std::to_string(gate_sign) + ", memory " + std::to_string(memory) + ", input type " + std::to_string(input_type) +
+         (sinks >= 0 ? ", sliding with " + std::to_string(sinks) + " sinks" : std::string(", segments"));
 }
 
 std::vector<std::byte> encode_session_state(const SessionState& state) {
@@ -79,6 +80,7 @@ std::vector<std::byte> encode_session_state(const SessionState& state) {
   const StateFingerprint& f = state.fingerprint;
   for (int64_t v : {f.vocab, f.embd, f.layers, f.heads, f.heads_kv, f.head_dim, f.ffn, f.segment}) w.put<int64_t>(v);
   for (uint32_t v : {f.update, f.first_segment, f.gate_sign, f.memory, f.input_type}) w.put<uint32_t>(v);
+  w.put<int64_t>(f.sinks);
   w.put<uint64_t>(state.model_digest);
   w.put<int64_t>(state.tokens_seen);
   w.put<uint64_t>(state.layers.size());
@@ -102,7 +104,7 @@ SessionState decode_session_state(std::span<const std::byte> bytes, const std::s
   Reader r(body, name);
   for (size_t i = 0; i < sizeof(kMagic); ++i) r.get<char>("the magic");
   const uint32_t version = r.get<uint32_t>("the version");
-  if (version != 1 && version != kSessionStateVersion)
+  if (version < 1 || version > kSessionStateVersion)
     throw Error(name + ": state file version " + std::to_string(version) + " is not supported (this build reads " +
                 std::to_string(kSessionStateVersion) + ")");
   if (session_state_checksum(body) != stored)
@@ -114,6 +116,8 @@ SessionState decode_session_state(std::span<const std::byte> bytes, const std::s
     *v = r.get<int64_t>("the model fingerprint");
   for (uint32_t* v : {&f.update, &f.first_segment, &f.gate_sign, &f.memory, &f.input_type})
     *v = r.get<uint32_t>("the model fingerprint");
+  if (version >= 3) f.sinks = r.get<int64_t>("the model fingerprint");
+  if (f.sinks < -1) throw Error(name + ": state file has " + std::to_string(f.sinks) + " sinks");
   if (version >= 2) state.model_digest = r.get<uint64_t>("the model digest");
   state.tokens_seen = r.get<int64_t>("the token count");
   const uint64_t layers = r.get<uint64_t>("the layer count");

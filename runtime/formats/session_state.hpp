@@ -14,14 +14,15 @@
 
 namespace infini::stream {
 
-// Version 2 adds the model's weights digest and the last token's logits; version 1 files (neither)
-// are still read.
-inline constexpr uint32_t kSessionStateVersion = 2;
+// Version 2 adds the model's weights digest and the last token's logits, version 3 the sliding
+// context's sinks; files of versions 1 and 2 (segments only) are still read.
+inline constexpr uint32_t kSessionStateVersion = 3;
 
 // What must match for a state to be restored into a model: shapes and the output conventions.
 struct StateFingerprint {
   int64_t vocab = 0, embd = 0, layers = 0, heads = 0, heads_kv = 0, head_dim = 0, ffn = 0, segment = 0;
   uint32_t update = 0, first_segment = 0, gate_sign = 0, memory = 0, input_type = 0;
+  int64_t sinks = -1;  // a sliding context's sinks (then `segment` is its C); -1: segments
   bool operator==(const StateFingerprint&) const = default;
   std::string describe() const;  // one line, for error messages
 };

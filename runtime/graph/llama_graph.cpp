@@ -151,7 +151,8 @@ LlamaGraph::LlamaGraph(vk::Device& device, const LlamaWeights& weights, const Gr
     }
     Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
     layer.attention =
-        std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32, beta, options.kernel);
+        std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32, beta, options.kernel,
+                                                    max_piece);
     layer.attention->fuse_decode_steps(options.fused_steps);
     qk_norm = qk_norm || w.q_norm.has_value();
   }

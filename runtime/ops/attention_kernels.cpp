@@ -36,8 +36,8 @@ struct StepSources {
   vk::KernelSource words, halves;
 };
 
-// Bindings: RoPE 4, the append 3, attention 5, the merging decode 11 (14 with the gate), the
-// merges 2 and, with the gate, 6.
+// Bindings: RoPE 4, the append 3, attention 5 (6 with the sinks' queries: split, rows, decode
+// and segment), the merging decode 11 (14 with the gate), the merges 2 and, with the gate, 6.
 constexpr uint32_t kMergedGateBindings = 14;
 const StepSources kSteps[] = {
     {AttentionStep::Rope, {"rope_f32", spirv::rope_f32, 4, sizeof(RopePush)}, {"rope_f16", spirv::rope_f16, 4, sizeof(RopePush)}},
@@ -45,14 +45,14 @@ const StepSources kSteps[] = {
      {"cache_append_words", spirv::cache_append_words, 3, sizeof(AppendPush)},
      {"cache_append_halves", spirv::cache_append_halves, 3, sizeof(AppendPush)}},
     {AttentionStep::Split,
-     {"attention_split_v32", spirv::attention_split_v32, 5, sizeof(AttentionPush)},
-     {"attention_split_v16", spirv::attention_split_v16, 5, sizeof(AttentionPush)}},
+     {"attention_split_v32", spirv::attention_split_v32, 6, sizeof(AttentionPush)},
+     {"attention_split_v16", spirv::attention_split_v16, 6, sizeof(AttentionPush)}},
     {AttentionStep::Rows,
-     {"attention_rows_v32", spirv::attention_rows_v32, 5, sizeof(AttentionPush)},
-     {"attention_rows_v16", spirv::attention_rows_v16, 5, sizeof(AttentionPush)}},
+     {"attention_rows_v32", spirv::attention_rows_v32, 6, sizeof(AttentionPush)},
+     {"attention_rows_v16", spirv::attention_rows_v16, 6, sizeof(AttentionPush)}},
     {AttentionStep::Decode,
-     {"attention_decode_v32", spirv::attention_decode_v32, 5, sizeof(DecodePush)},
-     {"attention_decode_v16", spirv::attention_decode_v16, 5, sizeof(DecodePush)}},
+     {"attention_decode_v32", spirv::attention_decode_v32, 6, sizeof(DecodePush)},
+     {"attention_decode_v16", spirv::attention_decode_v16, 6, sizeof(DecodePush)}},
     {AttentionStep::DecodeFreshMerge,
      {"attention_decode_v32_fresh_merge", spirv::attention_decode_v32_fresh_merge, 11, sizeof(DecodePush)},
      {"attention_decode_v16_fresh_merge", spirv::attention_decode_v16_fresh_merge, 11, sizeof(DecodePush)}},
@@ -68,8 +68,8 @@ const StepSources kSteps[] = {
      {"attention_decode_merge_gate_f32", spirv::attention_decode_merge_gate_f32, 6, sizeof(DecodeMergePush)},
      {"attention_decode_merge_gate_f16", spirv::attention_decode_merge_gate_f16, 6, sizeof(DecodeMergePush)}},
     {AttentionStep::Segment,
-     {"attention_segment_v32", spirv::attention_segment_v32, 5, sizeof(AttentionPush)},
-     {"attention_segment_v16", spirv::attention_segment_v16, 5, sizeof(AttentionPush)}},
+     {"attention_segment_v32", spirv::attention_segment_v32, 6, sizeof(AttentionPush)},
+     {"attention_segment_v16", spirv::attention_segment_v16, 6, sizeof(AttentionPush)}},
     {AttentionStep::Matrix,
      {"attention_coopmat_v32", spirv::attention_coopmat_v32, 5, sizeof(AttentionPush)},
      {"attention_coopmat_v16", spirv::attention_coopmat_v16, 5, sizeof(AttentionPush)}},

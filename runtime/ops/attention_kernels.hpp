@@ -15,6 +15,7 @@ namespace infini::ops {
 // Push constants, laid out exactly as the shaders declare them.
 struct RopePush {
   uint32_t tokens, heads, head_dim, rotary_dim, interleaved, x_token0, out_at_open;
+  uint32_t max_position = 0xffffffffu;
 };
 struct AttentionPush {
   uint32_t q_rows, heads_q, heads_kv, head_dim, value_dim;

@@ -1,7 +1,10 @@
 #include "ops/infini_attention_layer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "infini/error.hpp"
 #include "ops/attention_kernels.hpp"
@@ -29,6 +32,11 @@ void check_shape(const AttentionShape& s, const InfiniOptions& o, size_t beta_si
          ", Dv = " + std::to_string(s.value_dim));
   if (o.segment < 1 || o.segment > kMaxSegment)
     fail("segment length must be in 1.." + std::to_string(kMaxSegment) + ", got " + std::to_string(o.segment));
+  if (o.sliding && o.memory) fail("a sliding context needs the memory off");
+  if (o.sliding && (o.sinks < 0 || o.sinks >= o.segment))
+    fail("a sliding context of " + std::to_string(o.segment) + " tokens keeps 0.." + std::to_string(o.segment - 1) +
+         " sinks, got " + std::to_string(o.sinks));
+  if (o.sliding && o.segment > kMaxSegment / 2) fail("a sliding context must be at most " + std::to_string(kMaxSegment / 2));
   if (beta_size != size_t(s.heads_q))
     fail("beta has " + std::to_string(beta_size) + " values, expected Hq = " + std::to_string(s.heads_q));
 }
@@ -47,7 +55,19 @@ vk::Buffer make_rope_table(vk::Device& device, const rope::RopeFrequencies& freq
   return buffer;
 }
 
+// How far past C a sliding context's cache reaches: the window moves back once per this many + 1
+// tokens, and a prefill piece after a move can be this long + 1.
+uint32_t slide_margin(int64_t context) { return uint32_t(std::min<int64_t>(context, 256)); }
+
 }  // namespace
+
+uint32_t cache_rows(const InfiniOptions& o) {
+  return uint32_t(o.segment) + (o.sliding ? slide_margin(o.segment) : 0u);
+}
+
+uint32_t room_after_fill(const InfiniOptions& o) {
+  return o.sliding ? slide_margin(o.segment) + 1 : uint32_t(o.segment);
+}
 
 const char* attention_kernel_name(AttentionKernel kernel) {
   switch (kernel) {
@@ -68,31 +88,43 @@ std::optional<AttentionKernel> attention_kernel_named(std::string_view name) {
 }
 
 InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options,
-                                           ElementType input, std::span<const float> beta, AttentionKernel kernel)
+                                           ElementType input, std::span<const float> beta, AttentionKernel kernel,
+                                           uint32_t max_tokens)
     : device_(device),
       shape_((check_shape(shape, options, beta.size()), shape)),
       options_(options),
       input_(input),
       segment_(static_cast<uint32_t>(options.segment)),
+      rows_(cache_rows(options)),
+      max_tokens_(max_tokens == 0 ? rows_ : std::min(max_tokens, rows_)),
       // Dynamic NTK scales for the segment length: positions never exceed it, and one fixed
       // table keeps prefill and token-by-token decode identical.
       freqs_(rope::rope_frequencies(options.rope, shape.head_dim, options.segment)),
       rotary_dim_(static_cast<uint32_t>(freqs_.rotary_dim)),
-      rope_table_(make_rope_table(device, freqs_, options.segment)),
+      rope_table_(make_rope_table(device, freqs_, rows_)),
       beta_(device, at_least_a_word(beta.size_bytes()), vk::MemoryUse::DeviceLocal, "gate beta"),
       m_(device, elements(shape.heads_kv, shape.head_dim, shape.value_dim) * 4, vk::MemoryUse::DeviceLocal, "memory M"),
       z_(device, elements(shape.heads_kv, shape.head_dim, 1) * 4, vk::MemoryUse::DeviceLocal, "memory z"),
-      cache_k_(device, at_least_a_word(elements(segment_, shape.heads_kv, shape.head_dim) * scalar_bytes(input)),
+      cache_k_(device, at_least_a_word(elements(rows_, shape.heads_kv, shape.head_dim) * scalar_bytes(input)),
                vk::MemoryUse::DeviceLocal, "segment cache K"),
-      cache_v_(device, at_least_a_word(elements(segment_, shape.heads_kv, shape.value_dim) * scalar_bytes(input)),
+      cache_v_(device, at_least_a_word(elements(rows_, shape.heads_kv, shape.value_dim) * scalar_bytes(input)),
                vk::MemoryUse::DeviceLocal, "segment cache V"),
-      cache_kr_(device, elements(segment_, shape.heads_kv, shape.head_dim) * 4, vk::MemoryUse::DeviceLocal,
+      cache_kr_(device, elements(rows_, shape.heads_kv, shape.head_dim) * 4, vk::MemoryUse::DeviceLocal,
                 "segment cache rotated K"),
-      qr_(device, elements(segment_, shape.heads_q, shape.head_dim) * 4, vk::MemoryUse::DeviceLocal, "rotated Q"),
-      w_(device, options.update == UpdateRule::Delta ? elements(segment_, shape.heads_kv, shape.value_dim) * 4 : 4,
+      qr_(device, elements(max_tokens_, shape.heads_q, shape.head_dim) * 4, vk::MemoryUse::DeviceLocal, "rotated Q"),
+      w_(device,
+         options.memory && options.update == UpdateRule::Delta ? elements(segment_, shape.heads_kv, shape.value_dim) * 4
+                                                               : 4,
          vk::MemoryUse::DeviceLocal, "delta residual"),
-      position_(device, 4, vk::MemoryUse::DeviceLocal, "open tokens") {
+      qs_(device, options.sliding ? elements(max_tokens_, shape.heads_q, shape.head_dim) * 4 : 4, vk::MemoryUse::DeviceLocal,
+          "rotated Q for the sinks"),
+      position_(device, 4, vk::MemoryUse::DeviceLocal, "open tokens"),
+      sinks_position_(device, 4, vk::MemoryUse::DeviceLocal, "sinks") {
   vk::upload(beta_, std::span<const float>(beta));
+  const uint32_t sinks = options.sliding ? uint32_t(options.sinks) : 0u;
+  vk::upload(sinks_position_, std::span<const uint32_t>(&sinks, 1));
+  // The window rule's specialization constants (common/sliding_window.glsl): 0, 0 for segments.
+  const uint32_t window = options.sliding ? segment_ - sinks : 0u;
 
   const bool f16 = input == ElementType::F16;
   auto& pipelines = device.pipelines();
@@ -100,7 +132,13 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
   rope_ = &pipelines.get(source(AttentionStep::Rope));
   append_ = &pipelines.get(source(AttentionStep::CacheAppend));
   const vk::Capabilities& caps = device.caps();
+  const AttentionKernel asked = kernel;
   kernel = choose_attention_kernel(kernel, shape, caps);
+  if (options.sliding && (kernel == AttentionKernel::Matrix || kernel == AttentionKernel::MatrixEmulated)) {
+    if (asked != AttentionKernel::Auto)
+      throw Error("infini attention: the matrix kernel does not take a sliding context; use tiled or rows");
+    kernel = AttentionKernel::Tiled;
+  }
   kernel_ = kernel;
   uint32_t memory_lanes = 0;  // the Rows family's workgroup size
   if (kernel == AttentionKernel::Rows) {
@@ -108,26 +146,27 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     const uint32_t sg = device.caps().subgroup_size;
     const uint32_t lanes = sg >= 4 && sg <= 16 ? sg : 8;
     const uint32_t rows = rows_per_invocation(shape);
-    const uint32_t spec[] = {lanes, rows, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
+    const uint32_t spec[] = {lanes, rows, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4, sinks, window};
     attention_rows_ = lanes * rows;
     memory_lanes = lanes;
-    const uint32_t split_spec[] = {lanes, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4};
+    const uint32_t split_spec[] = {lanes, uint32_t(shape.head_dim) / 4, uint32_t(shape.value_dim) / 4, sinks, window};
     attention_split_ = &pipelines.get(source(AttentionStep::Split), split_spec);
     attention_ = &pipelines.get(source(AttentionStep::Rows), spec);
   } else {
     const uint32_t cg = kAttnWorkgroup / kAttnRows;
     const AttnTiles tiles = attention_tiles(device.caps());
     const uint32_t attn_spec[] = {kAttnWorkgroup, kAttnRows, tiles.keys, kAttnDimChunk, tiles.value_chunk,
-                                  ceil_div(uint32_t(shape.value_dim), cg)};
+                                  ceil_div(uint32_t(shape.value_dim), cg), sinks, window};
     attention_rows_ = kAttnRows;
-    const uint32_t blocks = ceil_div(segment_, kDecodeKeys);
+    const uint32_t blocks = ceil_div(rows_, kDecodeKeys);
     const uint32_t workgroups = device.caps().is_software() ? kDecodeWorkgroupsCpu : kDecodeWorkgroups;
     decode_splits_ = std::min(blocks, ceil_div(workgroups, uint32_t(shape.heads_q)));
     decode_keys_per_split_ = ceil_div(blocks, decode_splits_) * kDecodeKeys;
     decode_parts_ = std::make_unique<vk::Buffer>(
         device, uint64_t(kSplitMaxRows) * uint64_t(shape.heads_q) * decode_splits_ * (2 + uint64_t(shape.value_dim)) * 4,
         vk::MemoryUse::DeviceLocal, "decode partials");
-    attention_decode_ = &pipelines.get(source(AttentionStep::Decode));
+    const uint32_t decode_spec[] = {sinks, window};
+    attention_decode_ = &pipelines.get(source(AttentionStep::Decode), decode_spec);
     // The variant that also does the piece's RoPE and cache append copies f16 rows as words.
     const bool whole_words = !f16 || (shape.heads_kv * shape.head_dim % 2 == 0 && shape.heads_kv * shape.value_dim % 2 == 0);
     // The merging ones use device-scope barriers, invalid where the memory model is on without
@@ -135,7 +174,9 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     // storage buffers, more than some small GPUs allow in one stage.
     const bool device_scope = !caps.vulkan_memory_model || caps.vulkan_memory_model_device_scope;
     const vk::KernelSource& merged_gate = source(AttentionStep::DecodeFreshMergeGate);
-    if (whole_words && device_scope && caps.max_storage_buffers_per_stage >= merged_gate.storage_buffers) {
+    // A sliding context's sinks need their own query rows (qs_), which the fused variants do not make.
+    if (!options.sliding && whole_words && device_scope &&
+        caps.max_storage_buffers_per_stage >= merged_gate.storage_buffers) {
       attention_decode_merged_ = &pipelines.get(source(AttentionStep::DecodeFreshMerge));
       attention_decode_merged_gate_ = &pipelines.get(merged_gate);
       arrivals_ = std::make_unique<vk::Buffer>(device, uint64_t(kSplitMaxRows) * uint64_t(shape.heads_q) * 4,
@@ -190,6 +231,9 @@ void InfiniAttentionLayer::take_back(uint32_t tokens) {
   if (tokens > open_)
     throw Error("infini attention: cannot take back " + std::to_string(tokens) + " tokens of an open segment of " +
                 std::to_string(open_));
+  if (options_.sliding && segments_written_ > 0 && open_ - tokens < segment_ - 1)
+    throw Error("infini attention: cannot take back " + std::to_string(tokens) +
+                " tokens: the sliding context has moved past the keys its window would need again");
   open_ -= tokens;
 }
 
@@ -198,8 +242,8 @@ void InfiniAttentionLayer::advance(uint32_t tokens) {
     throw Error("infini attention: " + std::to_string(tokens) + " tokens do not fit the " +
                 std::to_string(segment_room()) + " left in the open segment");
   open_ += tokens;
-  if (open_ == segment_) {
-    open_ = 0;
+  if (open_ == rows_) {
+    open_ = options_.sliding ? segment_ - 1 : 0;
     ++segments_written_;
   }
 }
@@ -221,7 +265,8 @@ LayerSnapshot InfiniAttentionLayer::snapshot() const {
 bool InfiniAttentionLayer::fits(const LayerSnapshot& state) const {
   const AttentionShape& s = shape_;
   const uint64_t es = scalar_bytes(input_);
-  if (state.open >= segment_ || state.segments_written < 0) return false;
+  if (state.open >= rows_ || state.segments_written < 0) return false;
+  if (options_.sliding && state.segments_written > 0 && state.open < segment_ - 1) return false;
   return state.m.size() == elements(s.heads_kv, s.head_dim, s.value_dim) * 4 &&
                     state.z.size() == elements(s.heads_kv, s.head_dim, 1) * 4 &&
                     state.k.size() == elements(state.open, s.heads_kv, s.head_dim) * es &&
@@ -251,6 +296,9 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   if (tokens > segment_room())
     throw Error("infini attention: " + std::to_string(tokens) + " tokens do not fit the " +
                 std::to_string(segment_room()) + " left in the open segment");
+  if (tokens > max_tokens_)
+    throw Error("infini attention: " + std::to_string(tokens) + " tokens in one piece, more than the " +
+                std::to_string(max_tokens_) + " this layer was made for");
   const AttentionShape& s = shape_;
   const uint32_t hq = uint32_t(s.heads_q), hkv = uint32_t(s.heads_kv), d = uint32_t(s.head_dim),
                  dv = uint32_t(s.value_dim);
@@ -283,6 +331,15 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
     rope(q, hq, qr_, false);
     rope(k, hkv, cache_kr_, true);
   }
+  if (options_.sliding) {  // the queries for the sinks, at most at the context's last position
+    const RopePush push{tokens, hq, d, rotary_dim_, interleaved, q.token0, 0u, segment_ - 1};
+    stream.dispatch(*rope_,
+                    {{whole(*q.buffer), vk::Access::Read}, {whole(rope_table_), vk::Access::Read},
+                     {whole(qs_), vk::Access::Write}, {whole(pos), vk::Access::Read}},
+                    push, grid_1d(elements(tokens, int(hq), int(d)), kFlatWorkgroup, device_.caps()));
+  }
+  // Every kernel but the matrix one reads the sinks' queries, the same rows as Q without sinks.
+  const vk::Buffer& sink_queries = options_.sliding ? qs_ : qr_;
   // Raw K and V join the cache for the memory write at the end of the segment.
   auto append = [&](TokenRows x, uint32_t row_values, const vk::Buffer& cache) {
     const AppendPush push{tokens, row_values, x.token0};
@@ -329,7 +386,7 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
       stream.dispatch(*attention_decode_,
                       {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
                        {whole(cache_v_), vk::Access::Read}, {whole(*decode_parts_), vk::Access::Write},
-                       {whole(pos), vk::Access::Read}},
+                       {whole(pos), vk::Access::Read}, {whole(sink_queries), vk::Access::Read}},
                       push, {decode_splits_, hq, tokens});
       // The merge does the memory's read and gate in its pass (no launch or barrier of their own).
       const DecodeMergePush merge{hq, dv, decode_splits_, hkv, d, q.token0, gate_local};
@@ -349,20 +406,57 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   } else {
     const AttentionPush attn{tokens, hq, hkv, d, dv, scale};
     const bool split = decode && attention_split_;
-    stream.dispatch(split ? *attention_split_ : *attention_,
-                    {{whole(qr_), vk::Access::Read}, {whole(cache_kr_), vk::Access::Read},
-                     {whole(cache_v_), vk::Access::Read}, {whole(out), vk::Access::Write},
-                     {whole(pos), vk::Access::Read}},
-                    attn, {split ? tokens : ceil_div(tokens, attention_rows_), hq, 1});
+    const bool matrix = !split && (kernel_ == AttentionKernel::Matrix || kernel_ == AttentionKernel::MatrixEmulated);
+    std::vector<vk::Binding> bindings = {{whole(qr_), vk::Access::Read},
+                                         {whole(cache_kr_), vk::Access::Read},
+                                         {whole(cache_v_), vk::Access::Read},
+                                         {whole(out), vk::Access::Write},
+                                         {whole(pos), vk::Access::Read}};
+    if (!matrix) bindings.push_back({whole(sink_queries), vk::Access::Read});
+    stream.dispatch(split ? *attention_split_ : *attention_, bindings, &attn, sizeof(attn),
+                    {split ? tokens : ceil_div(tokens, attention_rows_), hq, 1});
     if (gate) memory_->record_gate(stream, *q.buffer, q.token0, m_, z_, beta_, out, tokens, gate_local != 0);
   }
 
   open_ += tokens;
-  if (open_ == segment_) record_memory_write(stream, open_);
+  if (open_ == rows_) {
+    if (options_.sliding) record_slide(stream);
+    else record_memory_write(stream, open_);
+  }
 }
 
 void InfiniAttentionLayer::record_finish(vk::CommandStream& stream) {
-  if (open_ > 0) record_memory_write(stream, open_);
+  if (open_ > 0 && !options_.sliding) record_memory_write(stream, open_);
+}
+
+void InfiniAttentionLayer::record_slide(vk::CommandStream& stream) {
+  const AttentionShape& s = shape_;
+  const uint32_t sinks = uint32_t(options_.sinks);
+  const uint32_t keep = segment_ - 1 - sinks;  // the window's rows the next token still attends
+  const uint32_t from = rows_ - keep;
+  if (keep > 0) {
+    // Raw K and V move back in chunks no longer than the gap, so no copy overlaps itself (the
+    // stream orders each chunk after the reads of the one before).
+    const uint64_t es = scalar_bytes(input_);
+    const uint32_t gap = from - sinks;
+    for (const auto& [cache, row_bytes] : {std::pair{&cache_k_, elements(1, s.heads_kv, s.head_dim) * es},
+                                           std::pair{&cache_v_, elements(1, s.heads_kv, s.value_dim) * es}})
+      for (uint32_t done = 0; done < keep; done += gap) {
+        const uint64_t rows = std::min(gap, keep - done);
+        stream.copy({cache, (from + done) * row_bytes, rows * row_bytes},
+                    {cache, (sinks + done) * row_bytes, rows * row_bytes});
+      }
+    // K rotated again at its new rows, from the raw rows: the same values as if fed there.
+    const uint32_t interleaved = options_.rope.layout == rope::RopeLayout::Interleaved ? 1u : 0u;
+    const uint32_t hkv = uint32_t(s.heads_kv), d = uint32_t(s.head_dim);
+    const RopePush push{keep, hkv, d, rotary_dim_, interleaved, sinks, 1u};
+    stream.dispatch(*rope_,
+                    {{whole(cache_k_), vk::Access::Read}, {whole(rope_table_), vk::Access::Read},
+                     {whole(cache_kr_), vk::Access::ReadWrite}, {whole(sinks_position_), vk::Access::Read}},
+                    push, grid_1d(elements(keep, s.heads_kv, s.head_dim), kFlatWorkgroup, device_.caps()));
+  }
+  open_ = segment_ - 1;
+  ++segments_written_;
 }
 
 void InfiniAttentionLayer::record_memory_write(vk::CommandStream& stream, uint32_t tokens) {

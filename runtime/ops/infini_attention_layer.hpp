@@ -3,6 +3,15 @@
 // the segment, the memory read fused with the gate, and the per-segment memory write. The layer
 // owns the stream state (M, z and the open segment's K/V cache, all sized by the segment length,
 // never by the stream length) and records its work into a caller's command stream.
+//
+// A sliding context (InfiniOptions::sliding, memory off; docs/design.md §1.4) is a segment that
+// never ends. Its cache holds C + min(C, 256) rows: the sinks at rows 0..S-1 and the rest of the
+// stream in order after them, each key rotated at its row. A query at row p scores the window's
+// keys (rows p-C+S+1..p) rotated at p and the sinks with a second copy of itself rotated at
+// min(p, C-1): exactly the distances of StreamingLLM's positions within the context, which only
+// differences enter. When the cache fills, its last C-S-1 rows move back behind the sinks (raw K
+// and V copied, K rotated again from the raw rows, so no rounding accumulates): once every
+// min(C, 256) + 1 tokens, not once per token.
 #include <array>
 #include <optional>
 #include <string_view>
@@ -48,12 +57,19 @@ enum class AttentionKernel { Auto, Tiled, Rows, Matrix, MatrixEmulated };
 const char* attention_kernel_name(AttentionKernel kernel);  // "auto", "tiled", "rows", "coopmat", ...
 std::optional<AttentionKernel> attention_kernel_named(std::string_view name);
 
+// The rows of a layer's cache for these options: the segment, or a sliding context's C + min(C, 256).
+uint32_t cache_rows(const InfiniOptions& options);
+// segment_room() just after a piece fills the cache: a whole segment, or a slid context's room.
+uint32_t room_after_fill(const InfiniOptions& options);
+
 class InfiniAttentionLayer {
  public:
   // `input` is the storage type of Q, K and V. Throws infini::Error on shapes or options that
   // do not fit (Hq % Hkv, head dims, RoPE settings, device limits).
+  // `max_tokens`: the most tokens one record() takes (sizes the query scratch; 0: the whole cache).
   InfiniAttentionLayer(vk::Device& device, const AttentionShape& shape, const InfiniOptions& options, ElementType input,
-                       std::span<const float> beta, AttentionKernel kernel = AttentionKernel::Auto);
+                       std::span<const float> beta, AttentionKernel kernel = AttentionKernel::Auto,
+                       uint32_t max_tokens = 0);
   ~InfiniAttentionLayer();
 
   // Records `tokens` tokens (at most segment_room()) of Q [.][Hq][D], K [.][Hkv][D],
@@ -73,7 +89,8 @@ class InfiniAttentionLayer {
   // Forgets the last `tokens` tokens of the open segment (at most open_tokens()), as if they had
   // never been fed: the open length goes back and the cache rows past it are overwritten by the
   // next tokens. Only the open segment can be taken back (a written memory cannot), so greedy
-  // decoding ahead on the device (exec/layer_stage.hpp) never fills a segment. Throws beyond it.
+  // decoding ahead on the device (exec/layer_stage.hpp) never fills a segment. Throws beyond it,
+  // and, in a context that has slid, below C-1 rows (the keys the window would need again are gone).
   void take_back(uint32_t tokens);
   // Records the memory write of a partly filled segment (the end of a stream).
   void record_finish(vk::CommandStream& stream);
@@ -92,7 +109,8 @@ class InfiniAttentionLayer {
   // Zeroes M and z and empties the open segment.
   void record_reset(vk::CommandStream& stream);
 
-  uint32_t segment_room() const noexcept { return segment_ - open_; }
+  uint32_t segment_room() const noexcept { return rows_ - open_; }
+  bool sliding() const noexcept { return options_.sliding; }
   uint32_t open_tokens() const noexcept { return open_; }
   int64_t segments_written() const noexcept { return segments_written_; }
   const vk::Buffer& memory() const noexcept { return m_; }  // M [Hkv][D][Dv] f32
@@ -104,12 +122,15 @@ class InfiniAttentionLayer {
 
  private:
   void record_memory_write(vk::CommandStream& stream, uint32_t tokens);
+  void record_slide(vk::CommandStream& stream);  // a full sliding context's window back behind its sinks
 
   vk::Device& device_;
   AttentionShape shape_;
   InfiniOptions options_;
   ElementType input_;
-  uint32_t segment_;
+  uint32_t segment_;  // N, or a sliding context's C
+  uint32_t rows_;     // of the cache: cache_rows(options_)
+  uint32_t max_tokens_;  // per record()
   rope::RopeFrequencies freqs_;
   uint32_t rotary_dim_ = 0;
   uint32_t open_ = 0;
@@ -118,7 +139,9 @@ class InfiniAttentionLayer {
   vk::Buffer rope_table_, beta_, m_, z_;
   vk::Buffer cache_k_, cache_v_, cache_kr_;  // the open segment: raw K, V (input type), rotated K (f32)
   vk::Buffer qr_, w_;                        // scratch: rotated Q, delta-rule residual
+  vk::Buffer qs_;                            // scratch of a sliding context: Q rotated for the sinks
   vk::Buffer position_;                      // open_ when record() is given no position buffer
+  vk::Buffer sinks_position_;                // a sliding context's S: where the window moves back to
 
   const vk::Pipeline* rope_;
   const vk::Pipeline* append_;

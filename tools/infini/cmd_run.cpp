@@ -93,6 +93,17 @@ int run_chat_mode(const RunArgs& args) {
   return run_chat(m, chat, args.file.empty() ? std::cin : file);
 }
 
+// What the stream keeps, and the fixed device memory that takes at any length.
+void describe_stream(const ModelInfo& info) {
+  const double mib = double(info.state_bytes) / double(1 << 20);
+  if (info.context > 0)
+    std::fprintf(stderr, "context %lld tokens, then sliding with %lld sinks; stream state %.1f MiB at any length\n",
+                 static_cast<long long>(info.context), static_cast<long long>(info.sinks), mib);
+  else
+    std::fprintf(stderr, "segments of %lld tokens, memory %s; stream state %.1f MiB at any length\n",
+                 static_cast<long long>(info.segment), info.memory ? "on" : "off", mib);
+}
+
 int run_text(RunArgs& args) {
   check_run_args(args);
   if (args.chat) return run_chat_mode(args);
@@ -109,6 +120,8 @@ int run_text(RunArgs& args) {
   if (ids.empty() && !args.logits_out.empty())
     throw UsageError("--logits-out: the input has no tokens, so nothing is fed after --load-state");
   const int64_t segment = session.segment();
+  const bool sliding = m.model->info().context > 0;
+  if (!args.quiet) describe_stream(m.model->info());
   size_t done = 0;
   if (!args.load_state.empty()) {
     restore_stream_state(session, args.load_state);  // a state file or a served session's record
@@ -130,7 +143,10 @@ int run_text(RunArgs& args) {
           session.save(args.save_state);
           checkpoints = segments / args.checkpoint_every;
         }
-        if (!args.quiet)
+        if (!args.quiet && sliding)
+          std::fprintf(stderr, "\rprefill %zu/%zu tokens, %.1f tokens/s", resumed + size_t(p.fed), ids.size(),
+                       double(p.fed) / seconds_since(t0));
+        else if (!args.quiet)
           std::fprintf(stderr, "\rprefill %zu/%zu tokens, %lld segments done, %.1f tokens/s", resumed + size_t(p.fed),
                        ids.size(), static_cast<long long>(segments), double(p.fed) / seconds_since(t0));
         return true;

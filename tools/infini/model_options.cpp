@@ -27,11 +27,15 @@ void add_model_options(CLI::App& app, ModelArgs& args) {
                                      std::to_string(kDefaultSegment) + ")")
                       ->check(integer_range(int64_t(1), kMaxSegment));
   app.add_option("-c,--ctx-size", args.ctx_size,
-                 "Attention context N. A file without Infini-attention tensors runs with memory off, attending "
-                 "within one segment: there this sets the segment length. Refused on an Infini-attention model "
-                 "(memory on), whose context is unbounded: set its local span with --segment")
-      ->check(integer_range(int64_t(1), kMaxSegment))
+                 "Context C of a file without Infini-attention tensors (memory off): full attention up to C tokens "
+                 "of stream, then sliding: each token attends the first --sinks tokens and the most recent C - sinks "
+                 "(StreamingLLM), at constant memory (default: the file's context_length, cut to what the device "
+                 "holds). Refused on an Infini-attention model, whose context is unbounded")
+      ->check(integer_range(int64_t(1), kMaxSegment / 2))
       ->excludes(segment);
+  app.add_option("--sinks", args.sinks, "Tokens at the start of the stream that a sliding context keeps (attention sinks)")
+      ->check(integer_range(int64_t(0), kMaxSegment / 2 - 1))
+      ->capture_default_str();
   add_memory_option(app, args.options.memory);
   app.add_option("--max-piece", args.options.max_piece, "Most tokens per device submission (bounds scratch memory)")
       ->check(integer_range(1u, 65536u));
@@ -62,6 +66,8 @@ void add_device_options(CLI::App& app, ModelArgs& args) {
 void check_model_args(const ModelArgs& args) {
   if (args.ctx_size > 0 && args.options.memory == MemoryMode::On)
     throw UsageError("--ctx-size: with --memory on the context is unbounded; set the local span with --segment");
+  if (args.sinks != kDefaultSinks && args.options.memory == MemoryMode::On)
+    throw UsageError("--sinks: with --memory on there is no sliding context");
 }
 
 std::unique_ptr<Context> open_context(const ModelArgs& args) {
@@ -76,12 +82,16 @@ OpenModel open_model(const ModelArgs& args) {
   OpenModel m;
   m.context = open_context(args);
   ModelOptions options = args.options;
-  if (args.ctx_size > 0) options.segment = args.ctx_size;
+  options.context = args.ctx_size;
+  options.sinks = args.sinks;
   m.model = std::make_unique<Model>(*m.context, args.model, options);
-  // The one place -c is resolved against the file (a later attention window would be set here).
-  if (args.ctx_size > 0 && m.model->info().memory)
+  // The one place -c and --sinks are resolved against the file: an Infini-attention model's context
+  // is unbounded.
+  if (args.ctx_size > 0 && m.model->info().context == 0)
     throw UsageError("--ctx-size: " + args.model +
                      " is an Infini-attention model whose context is unbounded; set its local span with --segment");
+  if (args.sinks != kDefaultSinks && m.model->info().context == 0)
+    throw UsageError("--sinks: " + args.model + " is an Infini-attention model, which has no sliding context");
   for (const std::string& w : m.model->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   m.session = std::make_unique<Session>(*m.model);
   const size_t devices = m.context->devices().size(), used = m.session->stages().size();

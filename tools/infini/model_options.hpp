@@ -18,10 +18,11 @@ struct ModelArgs {
   std::string device;
   std::vector<std::string> devices;  // pipeline order; INFINI_DEVICES when empty
   ModelOptions options;              // segment, memory, max piece, split
-  // -c/--ctx-size (0: not given). A file whose memory is off attends within one segment, so on
-  // such a file this is the segment length; a model whose memory is on refuses it (its context
-  // is unbounded). Resolved in open_model only.
+  // -c/--ctx-size (0: not given) and --sinks: a plain file's sliding context (ModelOptions::context,
+  // ::sinks); an Infini-attention model refuses them (its context is unbounded). Resolved in
+  // open_model only.
   int64_t ctx_size = 0;
+  int64_t sinks = kDefaultSinks;
   unsigned threads = 0;  // -t/--threads: a CPU Vulkan driver's threads (0: the driver's default)
 };
 

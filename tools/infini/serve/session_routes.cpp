@@ -10,12 +10,18 @@ namespace {
 
 using nlohmann::json;
 
-json session_json(const SessionStatus& s) {
+// `context` and `sinks`: a plain model's sliding context (0 for an Infini-attention model, whose
+// context is unbounded); `device_state_bytes`: what a session's state takes on the device, at any
+// stream length.
+json session_json(const SessionStatus& s, const ModelInfo& info) {
   return {{"id", s.id},
           {"object", "session"},
           {"version", s.version},
           {"tokens_seen", s.tokens_seen},
           {"state_bytes", s.state_bytes},
+          {"context", info.context},
+          {"sinks", info.sinks},
+          {"device_state_bytes", info.state_bytes},
           {"model", digest_hex(s.model_digest)}};
 }
 
@@ -23,17 +29,17 @@ json session_json(const SessionStatus& s) {
 
 void install_session_routes(httplib::Server& server, SessionService& service) {
   server.Post("/v1/sessions", guarded([&service](const httplib::Request&, httplib::Response& res) {
-                send_json(res, session_json(service.create()), 201);
+                send_json(res, session_json(service.create(), service.model().info()), 201);
               }));
 
   server.Get("/v1/sessions", guarded([&service](const httplib::Request&, httplib::Response& res) {
                nlohmann::json data = nlohmann::json::array();
-               for (const SessionStatus& s : service.list()) data.push_back(session_json(s));
+               for (const SessionStatus& s : service.list()) data.push_back(session_json(s, service.model().info()));
                send_json(res, {{"object", "list"}, {"data", std::move(data)}});
              }));
 
   server.Get(R"(/v1/sessions/([^/]+))", guarded([&service](const httplib::Request& req, httplib::Response& res) {
-               send_json(res, session_json(service.status(req.matches[1])));
+               send_json(res, session_json(service.status(req.matches[1]), service.model().info()));
              }));
 
   server.Delete(R"(/v1/sessions/([^/]+))", guarded([&service](const httplib::Request& req, httplib::Response& res) {
@@ -50,7 +56,7 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                 if (!stream_field(body)) {
                   const SessionStatus s = service.append(id, text, tokens, version, {});
                   note_request_tokens(s.fed);
-                  send_json(res, session_json(s));
+                  send_json(res, session_json(s, service.model().info()));
                   return;
                 }
                 // What can be refused now gets its status, not an error event in a 200 stream.
@@ -67,7 +73,7 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                       },
                       [&] { return send(nullptr); });
                   note_request_tokens(s.fed);
-                  send(session_json(s));
+                  send(session_json(s, service.model().info()));
                 });
               }));
 
@@ -80,7 +86,7 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                 const bool with_logprobs = request.top_logprobs >= 0;
                 auto result_json = [&service, with_logprobs](const GenerateResult& r, const SessionStatus& s) {
                   note_request_tokens(int64_t(r.tokens.size()));
-                  json out = session_json(s);
+                  json out = session_json(s, service.model().info());
                   out["object"] = "session.generation";
                   out["text"] = r.text;
                   out["tokens"] = r.tokens;

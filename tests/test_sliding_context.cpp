@@ -1,0 +1,165 @@
+// A plain file's sliding context (InfiniOptions::sliding; docs/design.md §1.4) against
+// streaming_llama_logits, the float64 StreamingLLM reference that rotates every key anew for every
+// query: full causal attention up to C tokens, then the sinks and the most recent C - S tokens at
+// positions within the context. Streams of several times C, fed in prefill pieces that cross the
+// slide and the cache's moves, and token by token; both attention families; three architectures
+// and three weight types; two devices equal to one; a state saved after the slide restores bit
+// for bit.
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/gguf_file.hpp"
+#include "gpu_fixture.hpp"
+#include "exec/llama_runner.hpp"
+#include "model/llama_loader.hpp"
+#include "reference/plain_llama.hpp"
+#include "reference/random_llama.hpp"
+#include "util/nmse.hpp"
+
+namespace infini::test {
+namespace {
+
+using model::LlamaRunner;
+using model::RunnerOptions;
+
+// A random plain file (no Infini keys) of `arch`, parsed from memory.
+struct PlainModel {
+  model::GgufFile file;
+  model::LlamaWeights weights;
+  explicit PlainModel(const model::RandomLlamaOptions& o)
+      : file(model::random_llama(o).to_bytes(), "plain.gguf"), weights(model::load_llama(file)) {}
+};
+
+model::RandomLlamaOptions plain_options(const std::string& arch, ElementType type) {
+  model::RandomLlamaOptions o;
+  o.vocab = 64, o.embd = 32, o.layers = 2, o.heads = 4, o.heads_kv = 2, o.ffn = 64;
+  o.arch = arch;
+  o.infini = false;
+  o.seed = 11;
+  if (type == ElementType::Q8_0) o.scheme = QuantScheme::Q8_0;
+  else o.dtype = type;
+  return o;
+}
+
+RunnerOptions sliding(int64_t context, int64_t sinks, ops::AttentionKernel kernel, uint32_t max_piece = 64) {
+  RunnerOptions o;
+  o.infini.memory = false;
+  o.infini.sliding = true;
+  o.infini.segment = context;
+  o.infini.sinks = sinks;
+  o.kernel = kernel;
+  o.max_piece = max_piece;
+  return o;
+}
+
+std::vector<int32_t> stream_of(size_t n, int32_t vocab) {
+  std::vector<int32_t> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = int32_t((i * 37 + i / 7 * 11 + 5) % size_t(vocab));
+  return t;
+}
+
+// Feeds `tokens` in pieces of the sizes in `pieces` (cycled), all logits.
+std::vector<float> feed(LlamaRunner& runner, std::span<const int32_t> tokens, std::span<const size_t> pieces) {
+  std::vector<float> all;
+  for (size_t done = 0, i = 0; done < tokens.size(); ++i) {
+    const size_t n = std::min(pieces[i % pieces.size()], tokens.size() - done);
+    const std::vector<float> got = runner.forward(tokens.subspan(done, n), true);
+    all.insert(all.end(), got.begin(), got.end());
+    done += n;
+  }
+  return all;
+}
+
+double err(const std::vector<float>& got, const std::vector<double>& want) {
+  return nmse(std::span<const float>(got), std::span<const double>(want));
+}
+
+// Rows [first, last) of [rows][vocab] logits.
+template <typename T>
+std::vector<T> rows(const std::vector<T>& logits, size_t vocab, size_t first, size_t last) {
+  return {logits.begin() + std::ptrdiff_t(first * vocab), logits.begin() + std::ptrdiff_t(last * vocab)};
+}
+
+TEST_CASE_METHOD(GpuTest, "a sliding context is StreamingLLM's, in pieces across the slide and token by token",
+                 "[gpu][model][sliding]") {
+  const std::string arch = GENERATE("llama", "qwen2", "qwen3");
+  const ElementType type = GENERATE(ElementType::F32, ElementType::F16, ElementType::Q8_0);
+  const auto kernel = GENERATE(ops::AttentionKernel::Rows, ops::AttentionKernel::Tiled);
+  INFO(arch << " " << element_name(type) << " " << ops::attention_kernel_name(kernel));
+  const PlainModel m(plain_options(arch, type));
+  const int64_t C = 48, S = 4;
+  const std::vector<int32_t> tokens = stream_of(170, 64);  // the slide at 48, cache moves at 96, 145
+  const std::vector<double> want = model::streaming_llama_logits(m.weights, tokens, C, S);
+  const double tol = type == ElementType::F32 ? 1e-5 : 1e-4;
+  const size_t vocab = 64;
+
+  LlamaRunner pieces(dev(), m.weights, sliding(C, S, kernel, 29));
+  const size_t sizes[] = {29, 13, 29, 3, 29};
+  const std::vector<float> got = feed(pieces, tokens, sizes);
+  CHECK(err(got, want) <= tol);
+  // Before the slide it is full causal attention: what plain_llama_logits says too.
+  const std::span<const int32_t> head(tokens.data(), size_t(C));
+  CHECK(err(rows(got, vocab, 0, size_t(C)), model::plain_llama_logits(m.weights, head)) <= tol);
+  // Past it, the rows are not the full context's: that difference is well above the runtime's own.
+  const std::vector<float> tail = rows(got, vocab, 150, 170);
+  const double full = err(tail, rows(model::plain_llama_logits(m.weights, tokens), vocab, 150, 170));
+  CHECK(full > 4 * err(tail, rows(want, vocab, 150, 170)));
+
+  if (type != ElementType::Q8_0) {
+    LlamaRunner one_by_one(dev(), m.weights, sliding(C, S, kernel));
+    const size_t single[] = {1};
+    CHECK(err(feed(one_by_one, tokens, single), want) <= tol);
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "a sliding context without sinks, and one whose moves copy in chunks",
+                 "[gpu][model][sliding]") {
+  const auto kernel = GENERATE(ops::AttentionKernel::Rows, ops::AttentionKernel::Tiled);
+  INFO(ops::attention_kernel_name(kernel));
+  const PlainModel m(plain_options("llama", ElementType::F32));
+  SECTION("no sinks: a plain sliding window") {
+    const std::vector<int32_t> tokens = stream_of(120, 64);
+    LlamaRunner runner(dev(), m.weights, sliding(40, 0, kernel));
+    const size_t sizes[] = {17, 1, 1, 30};
+    CHECK(err(feed(runner, tokens, sizes), model::streaming_llama_logits(m.weights, tokens, 40, 0)) <= 1e-5);
+  }
+  SECTION("C 300: the window moves back in two copies (its 295 rows, gaps of 257)") {
+    const std::vector<int32_t> tokens = stream_of(900, 64);
+    LlamaRunner runner(dev(), m.weights, sliding(300, 4, kernel, 256));
+    const size_t sizes[] = {256, 200, 1, 1, 130, 256};
+    CHECK(err(feed(runner, tokens, sizes), model::streaming_llama_logits(m.weights, tokens, 300, 4)) <= 1e-5);
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "a sliding context over two devices, and a state saved past the slide, are bit for bit the one stream",
+                 "[gpu][model][sliding]") {
+  const PlainModel m(plain_options("qwen2", ElementType::F16));
+  const std::vector<int32_t> tokens = stream_of(150, 64);
+  const RunnerOptions o = sliding(48, 4, ops::AttentionKernel::Auto, 32);
+  LlamaRunner whole(dev(), m.weights, o);
+  const std::vector<float> want = whole.forward(tokens, true);
+
+  const std::unique_ptr<vk::Device> second = open_second_device();
+  vk::Device* devices[] = {&dev(), second.get()};
+  LlamaRunner split(devices, m.weights, o, std::vector<int64_t>{1, 1});
+  CHECK(split.forward(tokens, true) == want);
+
+  // 100 tokens (past the slide and a move), saved, restored into a new runner, the rest fed there:
+  // the same as one runner fed the same two calls.
+  const std::span<const int32_t> all(tokens);
+  LlamaRunner first(dev(), m.weights, o), uninterrupted(dev(), m.weights, o);
+  CHECK(first.forward(all.first(100), true) == uninterrupted.forward(all.first(100), true));
+  const stream::SessionState state = first.save_state();
+  LlamaRunner resumed(dev(), m.weights, o);
+  resumed.restore_state(state);
+  CHECK(resumed.forward(all.subspan(100), true) == uninterrupted.forward(all.subspan(100), true));
+  // A state of another context or sink count is refused.
+  LlamaRunner other(dev(), m.weights, sliding(48, 2, ops::AttentionKernel::Auto, 32));
+  CHECK_THROWS(other.restore_state(state));
+}
+
+}  // namespace
+}  // namespace infini::test
