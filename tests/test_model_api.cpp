@@ -101,7 +101,15 @@ TEST_CASE("Model opens a GGUF file and resolves its options", "[api][gpu]") {
   plain.infini = false;
   TempModel plain_file(plain, "infini-api-plain.gguf");
   CHECK_FALSE(Model(context(), plain_file.path).info().memory);
-  CHECK(Model(context(), plain_file.path).info().segment == 2048);
+  // A plain file runs as a sliding context of its context_length (4096) with 4 sinks, unless asked.
+  CHECK(Model(context(), plain_file.path).info().context == plain.context_length);
+  CHECK(Model(context(), plain_file.path).info().segment == plain.context_length);
+  CHECK(Model(context(), plain_file.path).info().sinks == kDefaultSinks);
+  CHECK(Model(context(), plain_file.path, {.context = 64, .sinks = 2}).info().context == 64);
+  CHECK(Model(context(), plain_file.path, {.context = 64, .sinks = 2}).info().sinks == 2);
+  CHECK_THROWS_WITH(Model(context(), plain_file.path, {.context = 8, .sinks = 8}),
+                    Catch::Contains("8 sinks do not fit a context of 8 tokens"));
+  CHECK(Model(context(), infini_file.path, {.context = 64}).info().context == 0);
   CHECK_FALSE(Model(context(), plain_file.path).info().has_infini_keys);
   const Model plain_on(context(), plain_file.path, {.memory = MemoryMode::On});
   CHECK(plain_on.info().memory);
