@@ -66,26 +66,8 @@ RopeTables rope_tables(const rope::RopeConfig& config, int64_t head_dim, int64_t
   return r;
 }
 
-// x * cos + rotate(x) * sin on every head of x [T][heads][D]. rotate_half for neox
-// (-x2, x1); rotate_every_two for interleaved ((a, b) -> (-b, a)); zero on pass-through dims.
-void apply_rotary(Vec& x, int64_t heads, int64_t head_dim, const RopeTables& r) {
-  const size_t D = sz(head_dim), H = sz(heads), T = x.size() / (H * D), d = sz(r.rotary_dim), half = d / 2;
-  Vec rot(D);
-  for (size_t t = 0; t < T; ++t)
-    for (size_t h = 0; h < H; ++h) {
-      double* v = &x[(t * H + h) * D];
-      std::fill(rot.begin(), rot.end(), 0.0);
-      for (size_t i = 0; i < d; ++i) {
-        if (r.layout == rope::RopeLayout::Neox)
-          rot[i] = i < half ? -v[i + half] : v[i - half];
-        else
-          rot[i] = i % 2 == 0 ? -v[i + 1] : v[i - 1];
-      }
-      for (size_t i = 0; i < D; ++i) v[i] = v[i] * r.cos[t * D + i] + rot[i] * r.sin[t * D + i];
-    }
-}
-
-// One head's vector v [D] rotated at table row p (apply_rotary's rule for one row).
+// One head's vector v [D] rotated at table row p: v * cos + rotate(v) * sin, rotate_half for neox
+// (-x2, x1), rotate_every_two for interleaved ((a, b) -> (-b, a)), zero on pass-through dims.
 void rotate_at(double* v, size_t D, size_t p, const RopeTables& r) {
   const size_t d = sz(r.rotary_dim), half = d / 2;
   Vec rot(D, 0.0);
@@ -96,6 +78,13 @@ void rotate_at(double* v, size_t D, size_t p, const RopeTables& r) {
       rot[i] = i % 2 == 0 ? -v[i + 1] : v[i - 1];
   }
   for (size_t i = 0; i < D; ++i) v[i] = v[i] * r.cos[p * D + i] + rot[i] * r.sin[p * D + i];
+}
+
+// rotate_at on every head of x [T][heads][D], token t at row t.
+void apply_rotary(Vec& x, int64_t heads, int64_t head_dim, const RopeTables& r) {
+  const size_t D = sz(head_dim), H = sz(heads), T = x.size() / (H * D);
+  for (size_t t = 0; t < T; ++t)
+    for (size_t h = 0; h < H; ++h) rotate_at(&x[(t * H + h) * D], D, t, r);
 }
 
 // StreamingLLM's attention over un-rotated q and k: query i attends keys 0..i at positions 0..i
