@@ -111,6 +111,9 @@ def startup(model, tmp):
         store = os.path.join(scratch, "xdg", "infini", "sessions")
         check(s == 201 and os.path.exists(os.path.join(store, sess["id"] + ".session"))
               and sorted(os.listdir(scratch)) == ["xdg"], "the default store is $XDG_DATA_HOME/infini/sessions")
+        # An Infini model has no sliding context; its state's device size is stated, fixed.
+        check(sess.get("context") == 0 and sess.get("sinks") == 0 and sess.get("device_state_bytes", 0) > 0,
+              "a session object states context, sinks and device_state_bytes: %r" % sess)
     finally:
         b.stop()
 
