@@ -9,7 +9,8 @@ tiny random models (lavapipe: about 25 s):
 10 unknown commands, usage errors naming the command's --help, "not an integer", enum help;
 11 quantize: not over its input, --allow-requantize, type names in any case, `quantize IN OUT TYPE`;
 12 make-model states the size, refuses what the disk cannot hold, shows progress on large files;
-13 -c/--ctx-size, -t/--threads, tokenize -p, bench -m, a random printed seed in run, eval's note.
+13 -c/--ctx-size, -t/--threads, tokenize -p, bench -m, a random printed seed in run, eval's note;
+issue 56: a plain file slides past -c, --ctx-full stop ends there, --sinks refused on Infini files.
 
 Usage: newcomer_cli.py PATH_TO_INFINI
 """
@@ -254,6 +255,19 @@ def item13_conventions(tmp, model, plain):
     check(is_one_line_error(r), f"item 13: -c with --segment: {r.stderr!r}")
     r = run(["run", "-m", plain, "-c", "8", "--memory", "on", "-p", "x"])
     check(is_one_line_error(r), f"item 13: -c with --memory on: {r.stderr!r}")
+
+    # Issue 56: a plain file slides past -c unless --ctx-full stop ends generation at the context.
+    r = run(["run", "-m", plain, "-c", "16", "-p", "one two", "-n", "40", "--temp", "0", "--seed", "1"])
+    check(r.returncode == 0 and "context 16 tokens, then sliding with 4 sinks" in r.stderr
+          and "stream length 4" in r.stderr, f"issue 56: -c 16 slides on: {r.stderr!r}")
+    r = run(["run", "-m", plain, "-c", "16", "--ctx-full", "stop", "-p", "one two", "-n", "40", "--temp", "0",
+             "--seed", "1"])
+    check(r.returncode == 0 and "stopped: the context of 16 tokens is full" in r.stderr
+          and "stream length 16 tokens" in r.stderr, f"issue 56: --ctx-full stop ends at the context: {r.stderr!r}")
+    r = run(["run", "-m", plain, "-c", "6", "--ctx-full", "stop", "-p", prompt])
+    check(is_one_line_error(r) and "more than the context of 6" in r.stderr, f"issue 56: input past C: {r.stderr!r}")
+    r = run(["run", "-m", model, "--sinks", "2", "-p", "x"])
+    check(is_one_line_error(r) and "no sliding context" in r.stderr, f"issue 56: --sinks on an Infini file: {r.stderr!r}")
 
     # -t sets lavapipe's threads unless LP_NUM_THREADS does.
     env = {k: v for k, v in os.environ.items() if k != "LP_NUM_THREADS"}

@@ -38,6 +38,7 @@ struct RunArgs {
   std::string logits_out;
   bool chat = false;
   std::string chat_template, system;
+  bool stop_at_full_context = false;  // --ctx-full stop: llama.cpp's behaviour without context shift
 };
 
 std::string read_input(const RunArgs& args) {
@@ -95,13 +96,15 @@ int run_chat_mode(const RunArgs& args) {
 
 // What the stream keeps, and the fixed device memory that takes at any length.
 void describe_stream(const ModelInfo& info) {
-  const double mib = double(info.state_bytes) / double(1 << 20);
+  const bool mib = info.state_bytes >= (1u << 20);
+  const double size = double(info.state_bytes) / double(mib ? 1 << 20 : 1 << 10);
+  const char* unit = mib ? "MiB" : "KiB";
   if (info.context > 0)
-    std::fprintf(stderr, "context %lld tokens, then sliding with %lld sinks; stream state %.1f MiB at any length\n",
-                 static_cast<long long>(info.context), static_cast<long long>(info.sinks), mib);
+    std::fprintf(stderr, "context %lld tokens, then sliding with %lld sinks; stream state %.1f %s at any length\n",
+                 static_cast<long long>(info.context), static_cast<long long>(info.sinks), size, unit);
   else
-    std::fprintf(stderr, "segments of %lld tokens, memory %s; stream state %.1f MiB at any length\n",
-                 static_cast<long long>(info.segment), info.memory ? "on" : "off", mib);
+    std::fprintf(stderr, "segments of %lld tokens, memory %s; stream state %.1f %s at any length\n",
+                 static_cast<long long>(info.segment), info.memory ? "on" : "off", size, unit);
 }
 
 int run_text(RunArgs& args) {
@@ -121,13 +124,21 @@ int run_text(RunArgs& args) {
     throw UsageError("--logits-out: the input has no tokens, so nothing is fed after --load-state");
   const int64_t segment = session.segment();
   const bool sliding = m.model->info().context > 0;
-  if (!args.quiet) describe_stream(m.model->info());
+  if (args.stop_at_full_context && !sliding)
+    throw UsageError("--ctx-full: " + args.model.model + " is an Infini-attention model, whose context never fills");
   size_t done = 0;
   if (!args.load_state.empty()) {
     restore_stream_state(session, args.load_state);  // a state file or a served session's record
     if (args.resume) done = resume_point(args.load_state, session.tokens_seen(), ids.size());
   }
 
+  // --ctx-full stop: the stream may not pass the context (no input past it, generation ends at it).
+  const int64_t context = m.model->info().context;
+  if (args.stop_at_full_context && int64_t(ids.size() - done) + session.tokens_seen() > context)
+    throw Error("--ctx-full stop: the input makes a stream of " +
+                std::to_string(int64_t(ids.size() - done) + session.tokens_seen()) +
+                " tokens, more than the context of " + std::to_string(context));
+  if (!args.quiet) describe_stream(m.model->info());
   // Prefill in pieces that end on segment boundaries, so progress can be shown for inputs of any
   // length and a checkpoint there resumes into exactly the same pieces.
   const auto t0 = std::chrono::steady_clock::now();
@@ -159,15 +170,21 @@ int run_text(RunArgs& args) {
   }
 
   if (args.generate > 0) show_seed(args);
+  int64_t wanted = args.generate;
+  if (args.stop_at_full_context) wanted = std::min<int64_t>(wanted, context - session.tokens_seen());
   const auto t1 = std::chrono::steady_clock::now();
   const std::vector<int32_t> produced =
-      session.generate(args.generate, args.sampling, [](int32_t, std::string_view piece) {
+      session.generate(wanted, args.sampling, [](int32_t, std::string_view piece) {
         std::fwrite(piece.data(), 1, piece.size(), stdout);
         std::fflush(stdout);
         return true;
       });
   std::printf("\n");
+  std::fflush(stdout);  // before the notes on stderr
   if (!args.save_state.empty()) session.save(args.save_state);
+  if (wanted < args.generate && int64_t(produced.size()) == wanted)
+    std::fprintf(stderr, "stopped: the context of %lld tokens is full (--ctx-full stop)\n",
+                 static_cast<long long>(context));
   if (!args.quiet)
     std::fprintf(stderr, "generated %zu tokens, %.2f tokens/s; stream length %lld tokens\n", produced.size(),
                  double(produced.size()) / seconds_since(t1), static_cast<long long>(session.tokens_seen()));
@@ -197,6 +214,9 @@ const RegisterCommand registration{
                                   "Sampling seed (default: a random one, printed on stderr as `seed N`; --seed N "
                                   "repeats that run)");
       app.add_flag("--quiet", args->quiet, "No progress on stderr");
+      add_choice_option(app, "--ctx-full", args->stop_at_full_context, {{"slide", false}, {"stop", true}},
+                        "When a plain file's stream reaches its context (-c): slide on (attention sinks, default), or "
+                        "stop: refuse a longer input and end generation there");
       app.add_option("--load-state", args->load_state,
                      "Continue the stream saved in this state file (or in a session record of infini serve's store)");
       app.add_option("--save-state", args->save_state, "Save the stream state here at the end (atomic write)");
