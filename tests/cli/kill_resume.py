@@ -21,7 +21,7 @@ INFINI = sys.argv[1]
 TRIALS = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 SEGMENT = 16
 EVERY = 2  # checkpoint every EVERY segments
-TOKENS_SEEN_OFFSET = 8 + 4 + 8 * 8 + 5 * 4 + 8  # magic, version, fingerprint, model digest (session_state.cpp)
+
 failures = []
 
 
@@ -36,8 +36,12 @@ def run(args, **kw):
 
 
 def tokens_in(state):
+    """The token count a state file records (layout: runtime/formats/session_state.cpp)."""
     with open(state, "rb") as f:
-        f.seek(TOKENS_SEEN_OFFSET)
+        f.seek(8)
+        version = struct.unpack("<I", f.read(4))[0]
+        # magic, version, the fingerprint's 8 int64 and 5 uint32, its int64 sinks (v3), the model digest (v2)
+        f.seek(8 + 4 + 8 * 8 + 5 * 4 + (8 if version >= 3 else 0) + (8 if version >= 2 else 0))
         return struct.unpack("<q", f.read(8))[0]
 
 
