@@ -381,7 +381,10 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
       throw Error("matmul: vector tiles " + v.name() + " need a workgroup of a power of two from 16 to " +
                   std::to_string(std::min(device.caps().max_workgroup_invocations, device.caps().max_workgroup_size[0])) +
                   " invocations, 1 to 4 columns and 1 to 8 words");
-    for (uint32_t rows = 1; rows <= kMaxVectorRows; ++rows) vector_[rows - 1] = &vector_pipeline(rows, {});
+    // Decode's one row now, so a shape this device cannot run is refused here; 2 to kMaxVectorRows
+    // rows when a call first needs them (on lavapipe each pipeline takes about a second to build).
+    vector_ = true;
+    vector_pipeline(1, {});
   }
   if (kernel == MatmulKernel::Lanes) {
     const uint32_t spec[] = {kLanesRows, kLanesCols};
@@ -423,8 +426,8 @@ Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
   };
   const auto ceil_div = [](uint32_t x, uint32_t y) { return (x + y - 1) / y; };
   const MatmulKernel tiled = kernel_ == MatmulKernel::TiledHalf ? MatmulKernel::TiledHalf : MatmulKernel::Tiled;
-  if (vector_[0] && aligned(4) && args.m <= kMaxVectorRows)
-    return {vector_[args.m - 1], {ceil_div(args.n, vector_tiles_.cols), 1, 1},
+  if (vector_ && aligned(4) && args.m <= kMaxVectorRows)
+    return {&vector_pipeline(args.m, {}), {ceil_div(args.n, vector_tiles_.cols), 1, 1},
             kernel_ == MatmulKernel::VectorShared ? MatmulKernel::VectorShared : MatmulKernel::Vector};
   if (matrix_ && args.m >= matrix_min_rows_ && aligned(8) && matrix_ranges_aligned(args)) {
     const MatrixTiles t = matrix_tiles_for_call(args);
@@ -446,7 +449,7 @@ MatmulKernel Matmul::kernel_for_call(const MatmulArgs& args) const { return plan
 
 bool Matmul::does_fused_steps(const MatmulArgs& args) const {
   const MatmulKernel k = kernel_for_call(args);
-  return k == MatmulKernel::Vector || k == MatmulKernel::VectorShared;  // the plan's vector_[m - 1]
+  return k == MatmulKernel::Vector || k == MatmulKernel::VectorShared;
 }
 
 MatrixTiles Matmul::matrix_tiles_for_call(const MatmulArgs& args) const {

@@ -178,7 +178,7 @@ class Matmul {
   const vk::Pipeline* regs_block_ = nullptr;  // Registers: kRegsRows x kRegsCols per invocation
   const vk::Pipeline* regs_row_ = nullptr;    // Registers for one row (decode)
   const vk::Pipeline* lanes_ = nullptr;       // Lanes: kLanesRows x 8 * kLanesCols per workgroup
-  std::array<const vk::Pipeline*, kMaxVectorRows> vector_{};  // matvec.comp for 1..8 rows, when used
+  bool vector_ = false;  // matvec.comp takes calls of 1..kMaxVectorRows rows
   vk::Device* device_;                    // for the vector kernel's fused variants, made on first use
   std::optional<vk::KernelSource> vector_source_;
   VectorTiles vector_tiles_;
