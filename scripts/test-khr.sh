@@ -27,7 +27,7 @@ trap restore EXIT
 cmake -S . -B build -DINFINI_GLSLANG_KHR="$dir/glslangValidator" >/dev/null
 cmake --build build >/dev/null
 cd build
-export VK_LOADER_LAYERS_DISABLE='~all~' LP_NUM_THREADS=2 INFINI_CACHE_DIR="$dir/cache"
+export VK_LOADER_LAYERS_DISABLE='~all~' LP_NUM_THREADS=2 INFINI_CACHE_DIR="$dir/cache" MESA_SHADER_CACHE_DIR="$dir/cache/mesa"
 devices=$("$dir/run" ./infini devices)
 if ! grep -q "coopmat KHR \[" <<<"$devices"; then
   echo "test-khr: skipped: this Debian unstable's lavapipe offers no cooperative matrices" >&2
