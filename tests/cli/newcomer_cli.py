@@ -266,6 +266,15 @@ def item13_conventions(tmp, model, plain):
           and "stream length 16 tokens" in r.stderr, f"issue 56: --ctx-full stop ends at the context: {r.stderr!r}")
     r = run(["run", "-m", plain, "-c", "6", "--ctx-full", "stop", "-p", prompt])
     check(is_one_line_error(r) and "more than the context of 6" in r.stderr, f"issue 56: input past C: {r.stderr!r}")
+    chat = ["run", "-m", plain, "--chat", "--chat-template", "chatml", "--ctx-full", "stop", "--temp", "0", "--seed", "1"]
+    r = run(chat + ["-c", "200", "-n", "400"], input="hi\nand then?\n")
+    check(r.returncode == 0 and r.stderr.count("stopped: the context of 200 tokens is full") == 1
+          and "stream length 200 tokens" in r.stderr, f"issue 56: a chat reply ends at the context: {r.stderr!r}")
+    r = run(chat + ["-c", "20", "-n", "4", "--quiet"], input="a first message longer than the context\n")
+    check(is_one_line_error(r) and "message 1 makes a stream of" in r.stderr and "context of 20" in r.stderr,
+          f"issue 56: a chat message past C: {r.stderr!r}")
+    r = run(["run", "-m", model, "--chat", "--chat-template", "chatml", "--ctx-full", "stop"], input="hi\n")
+    check(is_one_line_error(r) and "whose context never fills" in r.stderr, f"issue 56: chat --ctx-full on Infini: {r.stderr!r}")
     r = run(["run", "-m", model, "--sinks", "2", "-p", "x"])
     check(is_one_line_error(r) and "no sliding context" in r.stderr, f"issue 56: --sinks on an Infini file: {r.stderr!r}")
 

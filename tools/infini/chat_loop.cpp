@@ -1,5 +1,6 @@
 #include "chat_loop.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -43,6 +44,8 @@ int run_chat(OpenModel& m, const ChatArgs& args, std::istream& in) {
   // after it; when a template rewrites earlier text (a trimmed reply), the session starts over.
   std::string fed;
   std::string line;
+  const int64_t context = model.info().context;
+  int64_t turn = 1;
   while (std::getline(in, line) && !line.empty()) {
     messages.push_back({"user", line});
     const std::string text = apply_chat_template(t, messages, true);
@@ -51,11 +54,19 @@ int run_chat(OpenModel& m, const ChatArgs& args, std::istream& in) {
       fed.clear();
     }
     const bool start = fed.empty() && session.tokens_seen() == 0;
-    session.feed(model.tokenize(std::string_view(text).substr(fed.size()), start && model.info().add_bos, true));
+    const std::vector<int32_t> ids =
+        model.tokenize(std::string_view(text).substr(fed.size()), start && model.info().add_bos, true);
+    if (args.stop_at_full_context && session.tokens_seen() + int64_t(ids.size()) > context)
+      throw Error("--ctx-full stop: message " + std::to_string(turn) + " makes a stream of " +
+                  std::to_string(session.tokens_seen() + int64_t(ids.size())) + " tokens, more than the context of " +
+                  std::to_string(context));
+    session.feed(ids);
     fed = text;
     std::string reply;
     bool ended = false;
-    session.generate(args.max_reply, args.sampling, [&](int32_t token, std::string_view piece) {
+    const int64_t room = args.stop_at_full_context ? context - session.tokens_seen() : args.max_reply;
+    const int64_t wanted = std::min(args.max_reply, room);
+    const std::vector<int32_t> produced = session.generate(wanted, args.sampling, [&](int32_t token, std::string_view piece) {
       if (token == end_of_turn) {
         ended = true;  // fed to the session, as the template's end of the reply
         return false;
@@ -70,6 +81,12 @@ int run_chat(OpenModel& m, const ChatArgs& args, std::istream& in) {
     messages.push_back({"assistant", reply});
     fed += reply;
     if (ended) fed += chat_end_of_turn(t);
+    if (!ended && wanted < args.max_reply && int64_t(produced.size()) == wanted) {
+      std::fprintf(stderr, "stopped: the context of %lld tokens is full (--ctx-full stop)\n",
+                   static_cast<long long>(context));
+      break;
+    }
+    ++turn;
   }
   if (!args.quiet)
     std::fprintf(stderr, "%zu messages, stream length %lld tokens\n", messages.size(),

@@ -15,6 +15,7 @@ struct ChatArgs {
   int64_t max_reply = 256;    // tokens per reply
   SamplingOptions sampling;
   bool quiet = false;
+  bool stop_at_full_context = false;  // --ctx-full stop: a message past the context is refused, a reply ends at it
 };
 
 int run_chat(OpenModel& m, const ChatArgs& args, std::istream& in);

@@ -84,13 +84,20 @@ size_t resume_point(const std::string& state_file, int64_t held, size_t input) {
   return size_t(held);
 }
 
+void check_ctx_full(const RunArgs& args, const ModelInfo& info) {
+  if (args.stop_at_full_context && info.context == 0)
+    throw UsageError("--ctx-full: " + args.model.model + " is an Infini-attention model, whose context never fills");
+}
+
 int run_chat_mode(const RunArgs& args) {
   if (args.prompt_given || !args.load_state.empty() || !args.save_state.empty() || args.resume ||
       args.checkpoint_every > 0 || !args.logits_out.empty())
     throw UsageError("--chat reads messages from stdin (-f FILE for a file of them) and takes no -p or state options");
   std::istringstream file(args.file.empty() ? std::string() : read_text_file(args.file));
   OpenModel m = open_model(args.model);
-  const ChatArgs chat{args.chat_template, args.system, args.generate, args.sampling, args.quiet};
+  check_ctx_full(args, m.model->info());
+  const ChatArgs chat{args.chat_template, args.system,          args.generate,
+                      args.sampling,      args.quiet,           args.stop_at_full_context};
   return run_chat(m, chat, args.file.empty() ? std::cin : file);
 }
 
@@ -124,8 +131,7 @@ int run_text(RunArgs& args) {
     throw UsageError("--logits-out: the input has no tokens, so nothing is fed after --load-state");
   const int64_t segment = session.segment();
   const bool sliding = m.model->info().context > 0;
-  if (args.stop_at_full_context && !sliding)
-    throw UsageError("--ctx-full: " + args.model.model + " is an Infini-attention model, whose context never fills");
+  check_ctx_full(args, m.model->info());
   size_t done = 0;
   if (!args.load_state.empty()) {
     restore_stream_state(session, args.load_state);  // a state file or a served session's record
