@@ -84,18 +84,13 @@ size_t resume_point(const std::string& state_file, int64_t held, size_t input) {
   return size_t(held);
 }
 
-void check_ctx_full(const RunArgs& args, const ModelInfo& info) {
-  if (args.stop_at_full_context && info.context == 0)
-    throw UsageError("--ctx-full: " + args.model.model + " is an Infini-attention model, whose context never fills");
-}
-
 int run_chat_mode(const RunArgs& args) {
   if (args.prompt_given || !args.load_state.empty() || !args.save_state.empty() || args.resume ||
       args.checkpoint_every > 0 || !args.logits_out.empty())
     throw UsageError("--chat reads messages from stdin (-f FILE for a file of them) and takes no -p or state options");
   std::istringstream file(args.file.empty() ? std::string() : read_text_file(args.file));
   OpenModel m = open_model(args.model);
-  check_ctx_full(args, m.model->info());
+  check_ctx_full(args.stop_at_full_context, args.model.model, m.model->info());
   const ChatArgs chat{args.chat_template, args.system,          args.generate,
                       args.sampling,      args.quiet,           args.stop_at_full_context};
   return run_chat(m, chat, args.file.empty() ? std::cin : file);
@@ -131,7 +126,7 @@ int run_text(RunArgs& args) {
     throw UsageError("--logits-out: the input has no tokens, so nothing is fed after --load-state");
   const int64_t segment = session.segment();
   const bool sliding = m.model->info().context > 0;
-  check_ctx_full(args, m.model->info());
+  check_ctx_full(args.stop_at_full_context, args.model.model, m.model->info());
   size_t done = 0;
   if (!args.load_state.empty()) {
     restore_stream_state(session, args.load_state);  // a state file or a served session's record
@@ -220,9 +215,7 @@ const RegisterCommand registration{
                                   "Sampling seed (default: a random one, printed on stderr as `seed N`; --seed N "
                                   "repeats that run)");
       app.add_flag("--quiet", args->quiet, "No progress on stderr");
-      add_choice_option(app, "--ctx-full", args->stop_at_full_context, {{"slide", false}, {"stop", true}},
-                        "When a plain file's stream reaches its context (-c): slide on (attention sinks, default), or "
-                        "stop: refuse a longer input and end generation there");
+      add_ctx_full_option(app, args->stop_at_full_context);
       app.add_option("--load-state", args->load_state,
                      "Continue the stream saved in this state file (or in a session record of infini serve's store)");
       app.add_option("--save-state", args->save_state, "Save the stream state here at the end (atomic write)");

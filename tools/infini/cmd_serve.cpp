@@ -27,6 +27,8 @@ namespace {
 struct ServeArgs {
   std::string model;
   ModelOptions options;
+  int64_t ctx_size = 0;  // -c and --sinks: a plain file's sliding context (model_options.hpp)
+  int64_t sinks = kDefaultSinks;
   std::string host = "127.0.0.1";
   int port = 8080;
   std::vector<std::string> devices;
@@ -49,9 +51,15 @@ std::vector<serve::Worker> open_workers(const ServeArgs& args) {
   for (const std::string& entry : entries) {
     serve::Worker w;
     w.context = std::make_unique<Context>(ContextOptions{.devices = split_list(entry, '+')});
-    w.model = std::make_unique<Model>(*w.context, args.model, args.options);
-    if (workers.empty())
+    ModelOptions options = args.options;
+    options.context = args.ctx_size;
+    options.sinks = args.sinks;
+    w.model = std::make_unique<Model>(*w.context, args.model, options);
+    if (workers.empty()) {
+      check_context_options(args.model, w.model->info(), args.ctx_size, args.sinks);
+      check_ctx_full(args.limits.stop_at_full_context, args.model, w.model->info());
       for (const std::string& warning : w.model->warnings()) std::fprintf(stderr, "warning: %s\n", warning.c_str());
+    }
     workers.push_back(std::move(w));
   }
   return workers;
@@ -128,8 +136,10 @@ const RegisterCommand kServe{
     [](CLI::App& app) -> std::function<int()> {
       auto args = std::make_shared<ServeArgs>();
       app.add_option("-m,--model", args->model, "GGUF model file")->required();
-      app.add_option("--segment", args->options.segment, "Segment length N (default: the file's)")
-          ->check(integer_range(int64_t(1), kMaxSegment));
+      auto* segment = app.add_option("--segment", args->options.segment, "Segment length N (default: the file's)")
+                          ->check(integer_range(int64_t(1), kMaxSegment));
+      add_context_options(app, args->ctx_size, args->sinks, segment);
+      add_ctx_full_option(app, args->limits.stop_at_full_context);
       add_memory_option(app, args->options.memory);
       app.add_option("--host", args->host, "Address to listen on")->capture_default_str();
       app.add_option("--port", args->port, "Port (0: any free port, printed at startup)")

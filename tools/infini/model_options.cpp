@@ -20,22 +20,45 @@ void add_threads_option(CLI::App& app, unsigned& threads) {
       ->check(integer_range(1u, 1024u));
 }
 
-void add_model_options(CLI::App& app, ModelArgs& args) {
-  app.add_option("-m,--model", args.model, "GGUF model file (llama, qwen2 or qwen3 architecture)")->required();
-  auto* segment = app.add_option("--segment", args.options.segment,
-                                 "Segment length N (default: the file's infini.segment_length, else " +
-                                     std::to_string(kDefaultSegment) + ")")
-                      ->check(integer_range(int64_t(1), kMaxSegment));
-  app.add_option("-c,--ctx-size", args.ctx_size,
+void add_context_options(CLI::App& app, int64_t& ctx_size, int64_t& sinks, CLI::Option* segment) {
+  app.add_option("-c,--ctx-size", ctx_size,
                  "Context C of a file without Infini-attention tensors (memory off): full attention up to C tokens "
                  "of stream, then sliding: each token attends the first --sinks tokens and the most recent C - sinks "
                  "(StreamingLLM), at constant memory (default: the file's context_length, cut to what the device "
                  "holds). Refused on an Infini-attention model, whose context is unbounded")
       ->check(integer_range(int64_t(1), kMaxSegment / 2))
       ->excludes(segment);
-  app.add_option("--sinks", args.sinks, "Tokens at the start of the stream that a sliding context keeps (attention sinks)")
+  app.add_option("--sinks", sinks, "Tokens at the start of the stream that a sliding context keeps (attention sinks)")
       ->check(integer_range(int64_t(0), kMaxSegment / 2 - 1))
       ->capture_default_str();
+}
+
+void check_context_options(const std::string& file, const ModelInfo& info, int64_t ctx_size, int64_t sinks) {
+  if (ctx_size > 0 && info.context == 0)
+    throw UsageError("--ctx-size: " + file +
+                     " is an Infini-attention model whose context is unbounded; set its local span with --segment");
+  if (sinks != kDefaultSinks && info.context == 0)
+    throw UsageError("--sinks: " + file + " is an Infini-attention model, which has no sliding context");
+}
+
+void add_ctx_full_option(CLI::App& app, bool& stop) {
+  add_choice_option(app, "--ctx-full", stop, {{"slide", false}, {"stop", true}},
+                    "When a plain file's stream reaches its context (-c): slide on (attention sinks, default), or "
+                    "stop: refuse input past it and end generation there");
+}
+
+void check_ctx_full(bool stop, const std::string& file, const ModelInfo& info) {
+  if (stop && info.context == 0)
+    throw UsageError("--ctx-full: " + file + " is an Infini-attention model, whose context never fills");
+}
+
+void add_model_options(CLI::App& app, ModelArgs& args) {
+  app.add_option("-m,--model", args.model, "GGUF model file (llama, qwen2 or qwen3 architecture)")->required();
+  auto* segment = app.add_option("--segment", args.options.segment,
+                                 "Segment length N (default: the file's infini.segment_length, else " +
+                                     std::to_string(kDefaultSegment) + ")")
+                      ->check(integer_range(int64_t(1), kMaxSegment));
+  add_context_options(app, args.ctx_size, args.sinks, segment);
   add_memory_option(app, args.options.memory);
   app.add_option("--max-piece", args.options.max_piece, "Most tokens per device submission (bounds scratch memory)")
       ->check(integer_range(1u, 65536u));
@@ -85,13 +108,7 @@ OpenModel open_model(const ModelArgs& args) {
   options.context = args.ctx_size;
   options.sinks = args.sinks;
   m.model = std::make_unique<Model>(*m.context, args.model, options);
-  // The one place -c and --sinks are resolved against the file: an Infini-attention model's context
-  // is unbounded.
-  if (args.ctx_size > 0 && m.model->info().context == 0)
-    throw UsageError("--ctx-size: " + args.model +
-                     " is an Infini-attention model whose context is unbounded; set its local span with --segment");
-  if (args.sinks != kDefaultSinks && m.model->info().context == 0)
-    throw UsageError("--sinks: " + args.model + " is an Infini-attention model, which has no sliding context");
+  check_context_options(args.model, m.model->info(), args.ctx_size, args.sinks);
   for (const std::string& w : m.model->warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   m.session = std::make_unique<Session>(*m.model);
   const size_t devices = m.context->devices().size(), used = m.session->stages().size();

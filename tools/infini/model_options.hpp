@@ -35,6 +35,17 @@ void add_device_options(CLI::App& app, ModelArgs& args);
 // -t/--threads into `threads` (for the commands that open a device).
 void add_threads_option(CLI::App& app, unsigned& threads);
 
+// -c/--ctx-size and --sinks (a plain file's sliding context), -c excluding `segment`.
+void add_context_options(CLI::App& app, int64_t& ctx_size, int64_t& sinks, CLI::Option* segment);
+
+// Throws UsageError where -c or --sinks was given for an Infini-attention model (its context is
+// unbounded): the one place they are resolved against the opened file.
+void check_context_options(const std::string& file, const ModelInfo& info, int64_t ctx_size, int64_t sinks);
+
+// --ctx-full slide|stop into `stop`; check_ctx_full refuses stop on an Infini-attention model.
+void add_ctx_full_option(CLI::App& app, bool& stop);
+void check_ctx_full(bool stop, const std::string& file, const ModelInfo& info);
+
 // --memory auto|on|off into `mode`.
 void add_memory_option(CLI::App& app, MemoryMode& mode);
 

@@ -79,6 +79,10 @@ void SessionService::check_tokens(const std::vector<int32_t>& tokens, const char
 
 GenerateResult SessionService::run_generate(Session& session, const GenerateRequest& request,
                                             const TextCallback& on_text) const {
+  // --ctx-full stop: generation ends at the context, as a request's max_tokens would end it.
+  const int64_t max_tokens =
+      limits_.stop_at_full_context ? std::min(request.max_tokens, model().info().context - session.tokens_seen())
+                                   : request.max_tokens;
   StopScanner scanner(request.stop);
   bool cancelled = false, stop_token = false;
   GenerateResult r;
@@ -96,7 +100,7 @@ GenerateResult SessionService::run_generate(Session& session, const GenerateRequ
     return !cancelled && !scanner.stopped();
   };
   if (request.top_logprobs >= 0) {
-    r.tokens = session.generate_with_logprobs(request.max_tokens, request.sampling, request.top_logprobs,
+    r.tokens = session.generate_with_logprobs(max_tokens, request.sampling, request.top_logprobs,
                                               [&](const GeneratedToken& g) {
                                                 if (std::find(request.stop_tokens.begin(), request.stop_tokens.end(),
                                                               g.token) == request.stop_tokens.end()) {
@@ -106,7 +110,7 @@ GenerateResult SessionService::run_generate(Session& session, const GenerateRequ
                                                 return take(g.token, g.text);
                                               });
   } else {
-    r.tokens = session.generate(request.max_tokens, request.sampling, take);
+    r.tokens = session.generate(max_tokens, request.sampling, take);
   }
   if (cancelled) throw Cancelled{};
   if (!scanner.stopped()) {
@@ -116,18 +120,28 @@ GenerateResult SessionService::run_generate(Session& session, const GenerateRequ
   if (stop_token) r.tokens.pop_back();
   r.text = scanner.text();
   r.finish_reason =
-      stop_token || scanner.stopped() || int64_t(r.tokens.size()) < request.max_tokens ? "stop" : "length";
+      stop_token || scanner.stopped() || int64_t(r.tokens.size()) < max_tokens ? "stop" : "length";
   metrics_.tokens_generated(int64_t(r.tokens.size()));
   return r;
 }
 
+void SessionService::check_room(int64_t seen, int64_t adding, const char* what) const {
+  const int64_t context = model().info().context;
+  if (!limits_.stop_at_full_context || seen + adding <= context) return;
+  throw ApiError(400, "invalid_request_error",
+                 "this model's context is " + std::to_string(context) + " tokens (--ctx-full stop); " + what +
+                     " makes a stream of " + std::to_string(seen + adding),
+                 {}, "context_length_exceeded");
+}
+
 void SessionService::precheck_tokens(const std::vector<int32_t>& tokens, const char* what) const {
   check_tokens(tokens, what);
+  check_room(0, int64_t(tokens.size()), what);
   if (in_flight_.load() >= limits_.queue) throw busy(limits_.queue);
 }
 
-void SessionService::precheck_session(const std::string& id, std::optional<uint64_t> expected_version,
-                                      bool needs_tokens) {
+int64_t SessionService::precheck_session(const std::string& id, std::optional<uint64_t> expected_version,
+                                         bool needs_tokens) {
   if (in_flight_.load() >= limits_.queue) throw busy(limits_.queue);
   if (!valid_id(id)) throw unknown_session(id);
   const std::optional<SessionRecord> r = store_->load(id, false);
@@ -135,11 +149,13 @@ void SessionService::precheck_session(const std::string& id, std::optional<uint6
   check_record(id, *r, expected_version);
   if (needs_tokens && r->tokens_seen == 0)
     throw bad_request("session '" + id + "' has read nothing yet; append text first");
+  return r->tokens_seen;
 }
 
 std::vector<GenerateResult> SessionService::complete(const std::vector<int32_t>& prompt, const GenerateRequest& request,
                                                      const ChoiceTextCallback& on_text) {
   check_tokens(prompt, "the prompt");
+  check_room(0, int64_t(prompt.size()), "the prompt");
   Slot slot(*this);
   try {
     return pool_->submit([&](Session& s) {
@@ -243,6 +259,7 @@ SessionStatus SessionService::append(const std::string& id, const std::optional<
   const SessionRecord read = load_for_update(id, expected_version);
   if (text) tokens = tokenize(*text, read.tokens_seen == 0 && model().info().add_bos);
   check_tokens(tokens, "the input");
+  check_room(read.tokens_seen, int64_t(tokens.size()), "the input");
   try {
     return pool_->submit([&](Session& s) {
       restore(s, read, id);

@@ -32,6 +32,9 @@ struct ServeLimits {
   int64_t max_request_tokens = 262144;   // tokens a prompt or an append may hold
   int64_t max_generate_tokens = 4096;    // max_tokens of one request
   int64_t queue = 64;                    // requests waiting or running at once
+  // --ctx-full stop: a plain file's stream may not pass its context (OpenAI's
+  // context_length_exceeded for input past it; generation ends there with finish_reason length).
+  bool stop_at_full_context = false;
 };
 
 struct GenerateRequest {
@@ -117,8 +120,12 @@ class SessionService {
   // queue, an unknown session, a stale version, a state of another model, nothing to generate
   // from, a bad prompt. The request itself checks again, and reports what changed meanwhile as an
   // error event.
-  void precheck_session(const std::string& id, std::optional<uint64_t> expected_version, bool needs_tokens);
+  // precheck_session gives the session's length; precheck_tokens checks a prompt for a new stream.
+  int64_t precheck_session(const std::string& id, std::optional<uint64_t> expected_version, bool needs_tokens);
   void precheck_tokens(const std::vector<int32_t>& tokens, const char* what) const;
+  // With --ctx-full stop: 400 context_length_exceeded where `adding` tokens after `seen` would pass
+  // a plain file's context.
+  void check_room(int64_t seen, int64_t adding, const char* what) const;
 
   int64_t in_flight() const { return in_flight_.load(); }
   size_t workers() const { return workers_.size(); }
