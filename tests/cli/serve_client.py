@@ -10,6 +10,17 @@ import tempfile
 import time
 
 
+failures = []  # what check() found wrong, for the test's exit status
+
+
+def check(cond, what):
+    """Prints one ok/FAILED line for a test's check and remembers a failure."""
+    print(("ok:     " if cond else "FAILED: ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -17,21 +17,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Replica, events, request  # noqa: E402
+from serve_client import Replica, check, events, failures, request  # noqa: E402
 
 INFINI = os.path.abspath(sys.argv[1])
 C = 64
 SHAPE = ["--vocab", "512", "--embd", "64", "--layers", "2", "--heads", "4", "--kv-heads", "2", "--ffn", "128",
          "--seed", "11", "--tokenizer", "gpt2", "--pre", "qwen2"]
 PROMPT = "The river runs past the mill and on to the sea"
-failures = []
-
-
-def check(cond, what):
-    print(("ok:     " if cond else "FAILED: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def infini(*args, **kw):

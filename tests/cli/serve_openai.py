@@ -24,18 +24,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Replica, events, free_port, request  # noqa: E402
+from serve_client import Replica, check, events, failures, free_port, request  # noqa: E402
 
 INFINI = os.path.abspath(sys.argv[1])
 KEY = "k-123"
-failures = []
-
-
-def check(cond, what):
-    print(("ok:     " if cond else "FAILED: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def infini(*args, **kw):
