@@ -24,7 +24,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B build-arm64 -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# -O1: what runs here is the device-free tests, and it builds in about two thirds of -O3's time.
+cmake -S . -B build-arm64 -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -DNDEBUG" \
   -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake >/dev/null
 cmake --build build-arm64 --target infini_cli infini_tests >/dev/null
 
