@@ -61,11 +61,7 @@ void install_session_routes(httplib::Server& server, SessionService& service) {
                 }
                 // What can be refused now gets its status, not an error event in a 200 stream.
                 const int64_t seen = service.precheck_session(id, version, false);
-                if (!text) service.precheck_tokens(tokens, "the input");
-                service.check_room(seen,
-                                   int64_t(text ? service.tokenize(*text, seen == 0 && service.model().info().add_bos).size()
-                                                : tokens.size()),
-                                   "the input");
+                service.precheck_tokens(text ? service.append_tokens(*text, seen) : tokens, "the input", seen);
                 stream_events(res, [&service, id, text, tokens, version](const SendEvent& send) {
                   const SessionStatus s = service.append(
                       id, text, tokens, version,

@@ -134,9 +134,9 @@ void SessionService::check_room(int64_t seen, int64_t adding, const char* what) 
                  {}, "context_length_exceeded");
 }
 
-void SessionService::precheck_tokens(const std::vector<int32_t>& tokens, const char* what) const {
+void SessionService::precheck_tokens(const std::vector<int32_t>& tokens, const char* what, int64_t seen) const {
   check_tokens(tokens, what);
-  check_room(0, int64_t(tokens.size()), what);
+  check_room(seen, int64_t(tokens.size()), what);
   if (in_flight_.load() >= limits_.queue) throw busy(limits_.queue);
 }
 
@@ -257,7 +257,7 @@ SessionStatus SessionService::append(const std::string& id, const std::optional<
   Slot slot(*this);
   const SessionLocks::Held held = locks_.lock(id);
   const SessionRecord read = load_for_update(id, expected_version);
-  if (text) tokens = tokenize(*text, read.tokens_seen == 0 && model().info().add_bos);
+  if (text) tokens = append_tokens(*text, read.tokens_seen);
   check_tokens(tokens, "the input");
   check_room(read.tokens_seen, int64_t(tokens.size()), "the input");
   try {

@@ -96,6 +96,10 @@ class SessionService {
   StateStore& store() { return *store_; }
 
   std::vector<int32_t> tokenize(const std::string& text, bool add_bos) const;
+  // An append's text as tokens: BOS first when the session has read nothing yet.
+  std::vector<int32_t> append_tokens(const std::string& text, int64_t seen) const {
+    return tokenize(text, seen == 0 && model().info().add_bos);
+  }
   // request.n continuations of one prompt, fed once (its state snapshotted between choices).
   std::vector<GenerateResult> complete(const std::vector<int32_t>& prompt, const GenerateRequest& request,
                                        const ChoiceTextCallback& on_text);
@@ -120,12 +124,10 @@ class SessionService {
   // queue, an unknown session, a stale version, a state of another model, nothing to generate
   // from, a bad prompt. The request itself checks again, and reports what changed meanwhile as an
   // error event.
-  // precheck_session gives the session's length; precheck_tokens checks a prompt for a new stream.
+  // precheck_session gives the session's length; precheck_tokens checks tokens that follow `seen`
+  // (0: a prompt, a new stream).
   int64_t precheck_session(const std::string& id, std::optional<uint64_t> expected_version, bool needs_tokens);
-  void precheck_tokens(const std::vector<int32_t>& tokens, const char* what) const;
-  // With --ctx-full stop: 400 context_length_exceeded where `adding` tokens after `seen` would pass
-  // a plain file's context.
-  void check_room(int64_t seen, int64_t adding, const char* what) const;
+  void precheck_tokens(const std::vector<int32_t>& tokens, const char* what, int64_t seen = 0) const;
 
   int64_t in_flight() const { return in_flight_.load(); }
   size_t workers() const { return workers_.size(); }
@@ -140,6 +142,9 @@ class SessionService {
   SessionStatus commit(const std::string& id, const SessionRecord& read, Session& session);
   GenerateResult run_generate(Session& session, const GenerateRequest& request, const TextCallback& on_text) const;
   void check_tokens(const std::vector<int32_t>& tokens, const char* what) const;
+  // With --ctx-full stop: 400 context_length_exceeded where `adding` tokens after `seen` would pass
+  // a plain file's context.
+  void check_room(int64_t seen, int64_t adding, const char* what) const;
 
   std::vector<Worker> workers_;
   std::unique_ptr<StateStore> store_;
