@@ -29,18 +29,18 @@
 // be tested on devices without matrix units; that is slow and only ever asked for by name.
 //! variant a32_b16 -DMATRIX_UNITS -DB_F16
 //! variant a16_b16 -DMATRIX_UNITS -DA_F16 -DB_F16
-//! variant a32_bq8 -DMATRIX_UNITS -DB_Q8_0
-//! variant a32_bq4 -DMATRIX_UNITS -DB_Q4_0
-//! variant a32_bq4k -DMATRIX_UNITS -DB_Q4_K
-//! variant a32_bq5k -DMATRIX_UNITS -DB_Q5_K
-//! variant a32_bq6k -DMATRIX_UNITS -DB_Q6_K
+//! variant a32_bq8_0 -DMATRIX_UNITS -DB_Q8_0
+//! variant a32_bq4_0 -DMATRIX_UNITS -DB_Q4_0
+//! variant a32_bq4_k -DMATRIX_UNITS -DB_Q4_K
+//! variant a32_bq5_k -DMATRIX_UNITS -DB_Q5_K
+//! variant a32_bq6_k -DMATRIX_UNITS -DB_Q6_K
 //! variant a32_b16_emulated -DB_F16
 //! variant a16_b16_emulated -DA_F16 -DB_F16
-//! variant a32_bq8_emulated -DB_Q8_0
-//! variant a32_bq4_emulated -DB_Q4_0
-//! variant a32_bq4k_emulated -DB_Q4_K
-//! variant a32_bq5k_emulated -DB_Q5_K
-//! variant a32_bq6k_emulated -DB_Q6_K
+//! variant a32_bq8_0_emulated -DB_Q8_0
+//! variant a32_bq4_0_emulated -DB_Q4_0
+//! variant a32_bq4_k_emulated -DB_Q4_K
+//! variant a32_bq5_k_emulated -DB_Q5_K
+//! variant a32_bq6_k_emulated -DB_Q6_K
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require

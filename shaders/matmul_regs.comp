@@ -12,11 +12,11 @@
 //! variant a32_b32
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
-//! variant a32_bq8 -DB_Q8_0
-//! variant a32_bq4 -DB_Q4_0
-//! variant a32_bq4k -DB_Q4_K
-//! variant a32_bq5k -DB_Q5_K
-//! variant a32_bq6k -DB_Q6_K
+//! variant a32_bq8_0 -DB_Q8_0
+//! variant a32_bq4_0 -DB_Q4_0
+//! variant a32_bq4_k -DB_Q4_K
+//! variant a32_bq5_k -DB_Q5_K
+//! variant a32_bq6_k -DB_Q6_K
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #include "common/storage.glsl"

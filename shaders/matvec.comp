@@ -28,19 +28,19 @@
 //! variant a32_b32
 //! variant a32_b16 -DB_F16
 //! variant a16_b16 -DA_F16 -DB_F16
-//! variant a32_bq8 -DB_Q8_0
-//! variant a32_bq4 -DB_Q4_0
-//! variant a32_bq4k -DB_Q4_K
-//! variant a32_bq5k -DB_Q5_K
-//! variant a32_bq6k -DB_Q6_K
+//! variant a32_bq8_0 -DB_Q8_0
+//! variant a32_bq4_0 -DB_Q4_0
+//! variant a32_bq4_k -DB_Q4_K
+//! variant a32_bq5_k -DB_Q5_K
+//! variant a32_bq6_k -DB_Q6_K
 //! variant a32_b32_shared -DNO_SUBGROUPS
 //! variant a32_b16_shared -DB_F16 -DNO_SUBGROUPS
 //! variant a16_b16_shared -DA_F16 -DB_F16 -DNO_SUBGROUPS
-//! variant a32_bq8_shared -DB_Q8_0 -DNO_SUBGROUPS
-//! variant a32_bq4_shared -DB_Q4_0 -DNO_SUBGROUPS
-//! variant a32_bq4k_shared -DB_Q4_K -DNO_SUBGROUPS
-//! variant a32_bq5k_shared -DB_Q5_K -DNO_SUBGROUPS
-//! variant a32_bq6k_shared -DB_Q6_K -DNO_SUBGROUPS
+//! variant a32_bq8_0_shared -DB_Q8_0 -DNO_SUBGROUPS
+//! variant a32_bq4_0_shared -DB_Q4_0 -DNO_SUBGROUPS
+//! variant a32_bq4_k_shared -DB_Q4_K -DNO_SUBGROUPS
+//! variant a32_bq5_k_shared -DB_Q5_K -DNO_SUBGROUPS
+//! variant a32_bq6_k_shared -DB_Q6_K -DNO_SUBGROUPS
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require
 #ifndef NO_SUBGROUPS

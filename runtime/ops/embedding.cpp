@@ -1,13 +1,7 @@
 #include "ops/embedding.hpp"
 
 #include "ops/dispatch_grid.hpp"
-#include "spirv/embed_f16.h"
-#include "spirv/embed_f32.h"
-#include "spirv/embed_q4_0.h"
-#include "spirv/embed_q4_k.h"
-#include "spirv/embed_q5_k.h"
-#include "spirv/embed_q6_k.h"
-#include "spirv/embed_q8_0.h"
+#include "spirv/embed_variants.h"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
@@ -20,18 +14,13 @@ struct Push {
 }  // namespace
 
 namespace {
-// The kernel variant that reads a table of `type`: one case per element type (-Wswitch).
+// The kernel variant that reads a table of `type`: embed.comp's variant named after the type
+// (embed_q4_k); a type the shader declares no variant for has no kernel.
 vk::KernelSource embed_kernel(ElementType type) {
-  switch (type) {
-    case ElementType::F32: return {"embed_f32", spirv::embed_f32, 3, sizeof(Push)};
-    case ElementType::F16: return {"embed_f16", spirv::embed_f16, 3, sizeof(Push)};
-    case ElementType::Q8_0: return {"embed_q8_0", spirv::embed_q8_0, 3, sizeof(Push)};
-    case ElementType::Q4_0: return {"embed_q4_0", spirv::embed_q4_0, 3, sizeof(Push)};
-    case ElementType::Q4_K: return {"embed_q4_k", spirv::embed_q4_k, 3, sizeof(Push)};
-    case ElementType::Q5_K: return {"embed_q5_k", spirv::embed_q5_k, 3, sizeof(Push)};
-    case ElementType::Q6_K: return {"embed_q6_k", spirv::embed_q6_k, 3, sizeof(Push)};
-  }
-  throw Error("embedding: no kernel for element type " + std::to_string(int(type)));
+  const std::string name = "embed_" + std::string(element_name(type));
+  for (const spirv::ShaderVariant& v : spirv::embed_variants)
+    if (v.name == name) return {v.name, v.words, 3, sizeof(Push)};
+  throw Error("embedding: no kernel for a table of " + std::string(element_name(type)));
 }
 }  // namespace
 

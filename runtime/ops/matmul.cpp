@@ -5,62 +5,11 @@
 #include <string>
 #include <utility>
 
-#include "spirv/matmul_a16_b16.h"
-#include "spirv/matmul_a32_b16.h"
-#include "spirv/matmul_a16_b16_half.h"
-#include "spirv/matmul_a32_b16_half.h"
-#include "spirv/matmul_a32_b32.h"
-#include "spirv/matmul_a32_bq4.h"
-#include "spirv/matmul_a32_bq8.h"
-#include "spirv/matmul_lanes_a16_b16.h"
-#include "spirv/matmul_lanes_a32_b16.h"
-#include "spirv/matmul_lanes_a32_b32.h"
-#include "spirv/matmul_lanes_a32_bq4.h"
-#include "spirv/matmul_lanes_a32_bq8.h"
-#include "spirv/matmul_regs_a16_b16.h"
-#include "spirv/matmul_regs_a32_b16.h"
-#include "spirv/matmul_regs_a32_b32.h"
-#include "spirv/matmul_regs_a32_bq4.h"
-#include "spirv/matmul_regs_a32_bq8.h"
-#include "spirv/matvec_a16_b16.h"
-#include "spirv/matvec_a16_b16_shared.h"
-#include "spirv/matmul_coopmat_a16_b16.h"
-#include "spirv/matmul_coopmat_a16_b16_emulated.h"
-#include "spirv/matmul_coopmat_a32_b16.h"
-#include "spirv/matmul_coopmat_a32_b16_emulated.h"
-#include "spirv/matmul_coopmat_a32_bq4.h"
-#include "spirv/matmul_coopmat_a32_bq4_emulated.h"
-#include "spirv/matmul_coopmat_a32_bq4k.h"
-#include "spirv/matmul_coopmat_a32_bq4k_emulated.h"
-#include "spirv/matmul_coopmat_a32_bq5k.h"
-#include "spirv/matmul_coopmat_a32_bq5k_emulated.h"
-#include "spirv/matmul_coopmat_a32_bq6k.h"
-#include "spirv/matmul_coopmat_a32_bq6k_emulated.h"
-#include "spirv/matmul_coopmat_a32_bq8.h"
-#include "spirv/matmul_coopmat_a32_bq8_emulated.h"
-#include "spirv/matvec_a32_b16.h"
-#include "spirv/matvec_a32_b16_shared.h"
-#include "spirv/matvec_a32_b32.h"
-#include "spirv/matvec_a32_b32_shared.h"
-#include "spirv/matvec_a32_bq4.h"
-#include "spirv/matvec_a32_bq8.h"
-#include "spirv/matvec_a32_bq4_shared.h"
-#include "spirv/matvec_a32_bq8_shared.h"
-#include "spirv/matmul_a32_bq4k.h"
-#include "spirv/matmul_a32_bq5k.h"
-#include "spirv/matmul_a32_bq6k.h"
-#include "spirv/matmul_lanes_a32_bq4k.h"
-#include "spirv/matmul_lanes_a32_bq5k.h"
-#include "spirv/matmul_lanes_a32_bq6k.h"
-#include "spirv/matmul_regs_a32_bq4k.h"
-#include "spirv/matmul_regs_a32_bq5k.h"
-#include "spirv/matmul_regs_a32_bq6k.h"
-#include "spirv/matvec_a32_bq4k.h"
-#include "spirv/matvec_a32_bq4k_shared.h"
-#include "spirv/matvec_a32_bq5k.h"
-#include "spirv/matvec_a32_bq5k_shared.h"
-#include "spirv/matvec_a32_bq6k.h"
-#include "spirv/matvec_a32_bq6k_shared.h"
+#include "spirv/matmul_coopmat_variants.h"
+#include "spirv/matmul_lanes_variants.h"
+#include "spirv/matmul_regs_variants.h"
+#include "spirv/matmul_variants.h"
+#include "spirv/matvec_variants.h"
 #include "infini/error.hpp"
 #include "ops/matrix_units.hpp"
 #include "vk/device.hpp"
@@ -81,89 +30,46 @@ struct VectorPush {
 // matvec.comp's bindings: A, B, C, the norm's weights, U (the up weights), the bias.
 constexpr uint32_t kVectorBuffers = 6;
 
-// One compiled storage variant of a matmul shader: the element types of A and B it reads. A kernel
-// family is the list of its variants; a storage pair without a row has no kernel.
-struct Variant {
-  ElementType a, b;
-  std::string_view name;
-  std::span<const uint32_t> spirv;
+// A kernel family: the variants of one shader with one suffix ("" or e.g. "_shared"). Its
+// variant for A of type a and B of type b is named <shader>_a<a>_b<b><suffix>, f32 and f16 as
+// 32 and 16, the block formats by their names (matvec_a32_bq4_k_shared); a storage pair whose
+// variant the shader does not declare has no kernel. A new weight type is a new variant line in
+// each shader, and nothing here.
+struct KernelFamily {
+  std::string_view shader;
+  std::span<const spirv::ShaderVariant> variants;
+  std::string_view suffix = "";
 };
-using KernelFamily = std::span<const Variant>;
 
-const Variant* find_variant(KernelFamily family, ElementType a, ElementType b) {
-  for (const Variant& v : family)
-    if (v.a == a && v.b == b) return &v;
+std::string operand_code(ElementType t) {
+  return t == ElementType::F32 ? "32" : t == ElementType::F16 ? "16" : std::string(element_name(t));
+}
+
+const spirv::ShaderVariant* find_variant(const KernelFamily& family, ElementType a, ElementType b) {
+  const std::string name =
+      std::string(family.shader) + "_a" + operand_code(a) + "_b" + operand_code(b) + std::string(family.suffix);
+  for (const spirv::ShaderVariant& v : family.variants)
+    if (v.name == name) return &v;
   return nullptr;
 }
 
-vk::KernelSource kernel_for(KernelFamily family, ElementType a, ElementType b, uint32_t buffers = 3,
+vk::KernelSource kernel_for(const KernelFamily& family, ElementType a, ElementType b, uint32_t buffers = 3,
                             uint32_t push_bytes = sizeof(Push)) {
-  if (const Variant* v = find_variant(family, a, b)) return {v->name, v->spirv, buffers, push_bytes};
+  if (const spirv::ShaderVariant* v = find_variant(family, a, b)) return {v->name, v->words, buffers, push_bytes};
   throw Error("matmul: no kernel for A " + std::string(element_name(a)) + " and B " + std::string(element_name(b)));
 }
 
-using namespace infini::spirv;
-using enum ElementType;
-constexpr Variant kTiled[] = {{F32, F32, "matmul_a32_b32", matmul_a32_b32},
-                              {F32, F16, "matmul_a32_b16", matmul_a32_b16},
-                              {F16, F16, "matmul_a16_b16", matmul_a16_b16},
-                              {F32, Q8_0, "matmul_a32_bq8", matmul_a32_bq8},
-                              {F32, Q4_0, "matmul_a32_bq4", matmul_a32_bq4},
-                              {F32, Q4_K, "matmul_a32_bq4k", matmul_a32_bq4k},
-                              {F32, Q5_K, "matmul_a32_bq5k", matmul_a32_bq5k},
-                              {F32, Q6_K, "matmul_a32_bq6k", matmul_a32_bq6k}};
+const KernelFamily kTiled{"matmul", spirv::matmul_variants};
 // matmul.comp with f16 arithmetic (HALF_MATH): f16 weights only, whose values f16 holds exactly.
-constexpr Variant kTiledHalf[] = {{F32, F16, "matmul_a32_b16_half", matmul_a32_b16_half},
-                                  {F16, F16, "matmul_a16_b16_half", matmul_a16_b16_half}};
-constexpr Variant kRegs[] = {{F32, F32, "matmul_regs_a32_b32", matmul_regs_a32_b32},
-                             {F32, F16, "matmul_regs_a32_b16", matmul_regs_a32_b16},
-                             {F16, F16, "matmul_regs_a16_b16", matmul_regs_a16_b16},
-                             {F32, Q8_0, "matmul_regs_a32_bq8", matmul_regs_a32_bq8},
-                              {F32, Q4_0, "matmul_regs_a32_bq4", matmul_regs_a32_bq4},
-                              {F32, Q4_K, "matmul_regs_a32_bq4k", matmul_regs_a32_bq4k},
-                              {F32, Q5_K, "matmul_regs_a32_bq5k", matmul_regs_a32_bq5k},
-                              {F32, Q6_K, "matmul_regs_a32_bq6k", matmul_regs_a32_bq6k}};
-constexpr Variant kVector[] = {{F32, F32, "matvec_a32_b32", matvec_a32_b32},
-                               {F32, F16, "matvec_a32_b16", matvec_a32_b16},
-                               {F16, F16, "matvec_a16_b16", matvec_a16_b16},
-                               {F32, Q8_0, "matvec_a32_bq8", matvec_a32_bq8},
-                              {F32, Q4_0, "matvec_a32_bq4", matvec_a32_bq4},
-                              {F32, Q4_K, "matvec_a32_bq4k", matvec_a32_bq4k},
-                              {F32, Q5_K, "matvec_a32_bq5k", matvec_a32_bq5k},
-                              {F32, Q6_K, "matvec_a32_bq6k", matvec_a32_bq6k}};
-constexpr Variant kVectorShared[] = {{F32, F32, "matvec_a32_b32_shared", matvec_a32_b32_shared},
-                                     {F32, F16, "matvec_a32_b16_shared", matvec_a32_b16_shared},
-                                     {F16, F16, "matvec_a16_b16_shared", matvec_a16_b16_shared},
-                                     {F32, Q8_0, "matvec_a32_bq8_shared", matvec_a32_bq8_shared},
-                                     {F32, Q4_0, "matvec_a32_bq4_shared", matvec_a32_bq4_shared},
-                              {F32, Q4_K, "matvec_a32_bq4k_shared", matvec_a32_bq4k_shared},
-                              {F32, Q5_K, "matvec_a32_bq5k_shared", matvec_a32_bq5k_shared},
-                              {F32, Q6_K, "matvec_a32_bq6k_shared", matvec_a32_bq6k_shared}};
-constexpr Variant kLanes[] = {{F32, F32, "matmul_lanes_a32_b32", matmul_lanes_a32_b32},
-                              {F32, F16, "matmul_lanes_a32_b16", matmul_lanes_a32_b16},
-                              {F16, F16, "matmul_lanes_a16_b16", matmul_lanes_a16_b16},
-                              {F32, Q8_0, "matmul_lanes_a32_bq8", matmul_lanes_a32_bq8},
-                              {F32, Q4_0, "matmul_lanes_a32_bq4", matmul_lanes_a32_bq4},
-                              {F32, Q4_K, "matmul_lanes_a32_bq4k", matmul_lanes_a32_bq4k},
-                              {F32, Q5_K, "matmul_lanes_a32_bq5k", matmul_lanes_a32_bq5k},
-                              {F32, Q6_K, "matmul_lanes_a32_bq6k", matmul_lanes_a32_bq6k}};
+const KernelFamily kTiledHalf{"matmul", spirv::matmul_variants, "_half"};
+const KernelFamily kRegs{"matmul_regs", spirv::matmul_regs_variants};
+const KernelFamily kVector{"matvec", spirv::matvec_variants};
+const KernelFamily kVectorShared{"matvec", spirv::matvec_variants, "_shared"};
+const KernelFamily kLanes{"matmul_lanes", spirv::matmul_lanes_variants};
 // matmul_coopmat.comp on matrix units, and the same tiling with emulated fragments (tests). f16
 // and block-format weights only: f32 weights would lose precision in f16.
-constexpr Variant kMatrix[] = {{F32, F16, "matmul_coopmat_a32_b16", matmul_coopmat_a32_b16},
-                               {F16, F16, "matmul_coopmat_a16_b16", matmul_coopmat_a16_b16},
-                               {F32, Q8_0, "matmul_coopmat_a32_bq8", matmul_coopmat_a32_bq8},
-                               {F32, Q4_0, "matmul_coopmat_a32_bq4", matmul_coopmat_a32_bq4},
-                               {F32, Q4_K, "matmul_coopmat_a32_bq4k", matmul_coopmat_a32_bq4k},
-                               {F32, Q5_K, "matmul_coopmat_a32_bq5k", matmul_coopmat_a32_bq5k},
-                               {F32, Q6_K, "matmul_coopmat_a32_bq6k", matmul_coopmat_a32_bq6k}};
-constexpr Variant kMatrixEmulated[] = {
-    {F32, F16, "matmul_coopmat_a32_b16_emulated", matmul_coopmat_a32_b16_emulated},
-    {F16, F16, "matmul_coopmat_a16_b16_emulated", matmul_coopmat_a16_b16_emulated},
-    {F32, Q8_0, "matmul_coopmat_a32_bq8_emulated", matmul_coopmat_a32_bq8_emulated},
-    {F32, Q4_0, "matmul_coopmat_a32_bq4_emulated", matmul_coopmat_a32_bq4_emulated},
-    {F32, Q4_K, "matmul_coopmat_a32_bq4k_emulated", matmul_coopmat_a32_bq4k_emulated},
-    {F32, Q5_K, "matmul_coopmat_a32_bq5k_emulated", matmul_coopmat_a32_bq5k_emulated},
-    {F32, Q6_K, "matmul_coopmat_a32_bq6k_emulated", matmul_coopmat_a32_bq6k_emulated}};
+const KernelFamily kMatrix{"matmul_coopmat", spirv::matmul_coopmat_variants};
+const KernelFamily kMatrixEmulated{"matmul_coopmat", spirv::matmul_coopmat_variants, "_emulated"};
 
 // Cooperative-matrix loads and stores need 16-byte alignment, which the kernel derives from element
 // offsets; the ranges must start on 16 bytes for that to hold in memory.
@@ -268,7 +174,7 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
                   " invocations; maxComputeWorkGroupInvocations is " +
                   std::to_string(device.caps().max_workgroup_invocations));
     // Shared memory is checked against the device when the pipeline is made (from its SPIR-V).
-    matrix_source_ = kernel_for(emulated ? KernelFamily(kMatrixEmulated) : KernelFamily(kMatrix), a, b);
+    matrix_source_ = kernel_for(emulated ? kMatrixEmulated : kMatrix, a, b);
     matrix_ = &matrix_pipeline(t);
     // Auto leaves decode's few rows to the vector kernel.
     matrix_min_rows_ = requested_auto ? kMaxVectorRows + 1 : 1;
@@ -279,7 +185,7 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
                       (kernel == MatmulKernel::Tiled && requested_auto) || units == MatrixUnits::Emulated;
   if (vector) {
     const bool shared = kernel == MatmulKernel::VectorShared || !supports_subgroup_matvec(device.caps());
-    vector_source_ = kernel_for(shared ? KernelFamily(kVectorShared) : KernelFamily(kVector), a, b, kVectorBuffers,
+    vector_source_ = kernel_for(shared ? kVectorShared : kVector, a, b, kVectorBuffers,
                                 sizeof(VectorPush));
     VectorTiles& v = vector_tiles_;
     v = vector_tiles;
@@ -326,7 +232,7 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
     throw Error("matmul: tiles need " + std::to_string(shared) + " bytes of shared memory; maxComputeSharedMemorySize is " +
                 std::to_string(caps.max_shared_memory_bytes));
   const uint32_t spec[] = {t.workgroup_size(), t.bm, t.bn, t.bk, t.tm, t.tn};
-  pipeline_ = &device.pipelines().get(kernel_for(half ? KernelFamily(kTiledHalf) : KernelFamily(kTiled), a, b), spec);
+  pipeline_ = &device.pipelines().get(kernel_for(half ? kTiledHalf : kTiled, a, b), spec);
 }
 
 Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
