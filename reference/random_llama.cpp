@@ -93,7 +93,9 @@ std::vector<PlannedTensor> tensor_plan(const RandomLlamaOptions& o) {
   const int64_t head_dim = head_dim_of(o);
   auto matrix = [&](const std::string& name, int64_t in, int64_t out, double std_dev) {
     const ElementType type =
-        o.scheme ? quant_type_for(*o.scheme, name, uint64_t(in), o.layers).value_or(ElementType::F32) : o.dtype;
+        o.scheme ? quant_type_for(*o.scheme, name, uint64_t(in), QuantModel{o.layers, o.heads / o.heads_kv, o.tied})
+                       .value_or(ElementType::F32)
+                 : o.dtype;
     plan.push_back({name, type, {in, out}, 0.0, std_dev * kUniform});
   };
   auto f32 = [&](const std::string& name, int64_t width, double mean, double spread) {
@@ -154,9 +156,10 @@ GgufWriter random_llama_header(const RandomLlamaOptions& o) {
   w.set_string("general.architecture", o.arch);
   const auto key = [&](const std::string& name) { return o.arch + "." + name; };
   w.set_string("general.name", "infini random llama");
-  // llama.cpp's file types: 0 all f32, 1 mostly f16, 2 mostly Q4_0, 7 mostly Q8_0.
+  // llama.cpp's file types: 0 all f32, 1 mostly f16, 2 mostly Q4_0, 7 mostly Q8_0, 32 mostly bf16.
   const uint32_t file_type = o.scheme ? quant_scheme_file_type(*o.scheme)
                              : o.dtype == ElementType::F16  ? 1u
+                             : o.dtype == ElementType::BF16 ? 32u
                              : o.dtype == ElementType::Q4_0 ? 2u
                              : o.dtype == ElementType::Q8_0 ? 7u
                                                             : 0u;

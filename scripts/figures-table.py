@@ -14,7 +14,7 @@ import sys
 
 def chain_label(r):
     """Decode tokens per submission, and the temperature and top-k where decode drew its tokens."""
-    label = num(r.get("greedy_chain"))
+    label = num(r.get("decode_chain", r.get("greedy_chain")))  # greedy_chain: records before 2026-12-03
     return label + f" (T {r['temperature']:g}, top-k {r.get('top_k')})" if r.get("temperature") else label
 
 

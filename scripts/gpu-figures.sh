@@ -51,20 +51,20 @@ $infini bench --workload peak_fma,matmul --m 4096 --n 4096 --k 4096 --dtype f16 
 $infini bench --workload matmul --m 512 --n 2048 --k 2048 --dtype f32-f16 --matmul-kernel coopmat --repeat 10 \
   --matrix-tiles 2x2x4x4x32,2x2x2x2x32,2x2x2x2x32x2,2x2x2x4x32,2x2x4x2x32,1x2x4x4x32
 step "155M: prefill 512, decode 128; chains of 16 tokens per submission (auto) against one, greedy and sampled; the host polling before it sleeps (default) or not; the vector kernel with more loads in flight"
-$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto
+$infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --decode-chain 1,auto
 $infini bench --workload bandwidth,model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles auto,128x2x4
-INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1
+INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --decode-chain 1
 # Sampled decode (top-k 40, as infini run): token by token against chains drawn on the device.
-$infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto --temperature 0.8
+$infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --decode-chain 1,auto --temperature 0.8
 # An OpenAI-style request's defaults (top-k off, top-p 1): whole rows, drawn on the device in chains; and the host's cost of a draw.
-$infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto --temperature 1 --top-k 0 --top-p 1
+$infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 128 --repeat 3 --decode-chain 1,auto --temperature 1 --top-k 0 --top-p 1
 $infini bench --workload sampler --repeat 5
 step "1.1B (TinyLlama's shape): where the time goes, then prefill 512 and decode 128 as above"
 $infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 32 --repeat 1 --kernel-times
-$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto
+$infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --decode-chain 1,auto
 $infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles auto,128x2x4
-INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1
+INFINI_WAIT_SPIN_US=0 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --decode-chain 1
 
 step "the pipeline's device waits (timeline semaphores) against one device's logits"
 # Without layers: the carried validation layer (1.3.239) predates much of the external-semaphore
@@ -103,21 +103,21 @@ for t in q8_0 q4_k_m; do
 done
 step "several logical devices on the one card: the pipeline's cost and where each hand-off's time goes, the host or the GPU ordering the stages"
 $infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --handoffs host,host-memory,device-memory \
-  --handoff-waits host,auto --prefill 8192 --decode 32 --repeat 3 --greedy-chain 1
+  --handoff-waits host,auto --prefill 8192 --decode 32 --repeat 3 --decode-chain 1
 $infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0 --handoffs device-memory \
-  --handoff-waits timeline,sync-file --prefill 8192 --decode 128 --repeat 3 --greedy-chain 1
+  --handoff-waits timeline,sync-file --prefill 8192 --decode 128 --repeat 3 --decode-chain 1
 step "chains over the pipeline (greedy, then sampled): each token back to the first device round a ring of shared memory and signals (issue 35's decode)"
 $infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0/0,0,0 --handoffs device-memory \
-  --handoff-waits auto --prefill 2048 --decode 128 --repeat 3 --greedy-chain 1,auto
+  --handoff-waits auto --prefill 2048 --decode 128 --repeat 3 --decode-chain 1,auto
 $infini bench --workload pipeline --model "$models/m155.gguf" --device-sets 0/0,0 --handoffs device-memory \
-  --handoff-waits auto --prefill 2048 --decode 128 --repeat 3 --greedy-chain 1,auto --temperature 0.8
+  --handoff-waits auto --prefill 2048 --decode 128 --repeat 3 --decode-chain 1,auto --temperature 0.8
 if [ -x .peer/run_peer.sh ]; then
   step "peer: llama.cpp Vulkan and infini on plain Llama files of the same shapes (llama.cpp does not load Infini tensors)"
   $infini make-model --out "$models/p155.gguf" --vocab 32000 --embd 1024 --layers 8 --heads 16 --kv-heads 4 --ffn 2816 --dtype f16 --no-infini
   $infini make-model --out "$models/p1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16 --no-infini
   $infini quantize "$models/p1b.gguf" "$models/p1b-q4_k_m.gguf" --type q4_k_m
   for f in p155 p1b p1b-q4_k_m; do
-    $infini bench --workload bandwidth,model --model "$models/$f.gguf" --prefill 512 --decode 128 --repeat 3 --greedy-chain 1,auto
+    $infini bench --workload bandwidth,model --model "$models/$f.gguf" --prefill 512 --decode 128 --repeat 3 --decode-chain 1,auto
     .peer/run_peer.sh "$models/$f.gguf" --fa on
   done
 fi

@@ -10,6 +10,7 @@ packages=(
   catch2 libcli11-dev nlohmann-json3-dev
   libcpp-httplib-dev libhiredis-dev redis-server
   python3 python3-numpy python3-torch
+  pybind11-dev python3-dev python3-venv python3-pip python3-pytest  # the Python module (python/)
   clang
   curl xz-utils  # scripts/lavapipe-khr.sh (the KHR matrix-unit tests)
 )

@@ -1,8 +1,8 @@
 // Segment attention on matrix units (attention_coopmat.comp) against the float64 reference of the
 // whole layer: through the emulated fragments on any device with f16 arithmetic, and on the
 // cooperative matrices themselves where the device has them (reported as skipped where not).
-#include "attention_harness.hpp"
-#include "gpu_fixture.hpp"
+#include "support/attention_harness.hpp"
+#include "support/gpu_fixture.hpp"
 #include "ops/infini_attention_layer.hpp"
 #include "ops/matrix_units.hpp"
 #include "util/nmse.hpp"

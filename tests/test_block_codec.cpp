@@ -270,7 +270,9 @@ uint64_t fnv1a(std::span<const std::byte> bytes) {
 TEST_CASE("large tensors encoded on several threads are byte for byte those of one thread", "[quant][threads]") {
   // 5001 blocks: past the size where the work is split, in uneven shares of 3 threads (and of one
   // per core); the same values encoded in slices of 1000 blocks on the calling thread.
-  const ElementType type = GENERATE(ElementType::Q8_0, ElementType::Q4_0, ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K);
+  const ElementType type = GENERATE(ElementType::Q8_0, ElementType::Q4_0, ElementType::Q4_1, ElementType::Q5_0,
+                                    ElementType::Q5_1, ElementType::IQ4_NL, ElementType::IQ4_XS, ElementType::Q2_K,
+                                    ElementType::Q3_K, ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K);
   const size_t block = element_traits(type).block_elements, blocks = 5001;
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0.0f, 0.05f);
@@ -289,17 +291,33 @@ TEST_CASE("large tensors encoded on several threads are byte for byte those of o
 }
 
 TEST_CASE("every encoder writes the bytes ggml's reference quantizer writes", "[quant]") {
-  // FNV-1a hashes of what quantize_row_q8_0_ref, _q4_0_ref, _q4_K_ref, _q5_K_ref and _q6_K_ref
-  // (libggml-base of @node-llama-cpp/linux-x64-vulkan 3.22.1) wrote for these floats. Beyond
-  // this input, the encoders matched those functions byte for byte on about 30,000 more values
-  // of other distributions when they were written.
+  // FNV-1a hashes of what quantize_row_q8_0_ref, _q4_0_ref, _q4_1_ref, _q5_0_ref, _q5_1_ref,
+  // _q4_K_ref, _q5_K_ref, _q6_K_ref and ggml_fp32_to_bf16_row_ref (libggml-base of
+  // @node-llama-cpp/linux-x64-vulkan 3.22.1) wrote for these floats. Beyond this input, the
+  // encoders matched those functions byte for byte on more values of other distributions when
+  // they were written (Q4_1, Q5_0, Q5_1 and bf16 on 400 tensors of 1024 values each).
   const std::vector<float> x = quant_parity_input();
   REQUIRE(x.size() == 16 * 256);
   CHECK(fnv1a(encode_blocks(ElementType::Q8_0, x)) == 0x5a8816b954e2e97dull);
   CHECK(fnv1a(encode_blocks(ElementType::Q4_0, x)) == 0x852db98736b02c91ull);
+  CHECK(fnv1a(encode_blocks(ElementType::Q4_1, x)) == 0xf52f3c34445d4b96ull);
+  CHECK(fnv1a(encode_blocks(ElementType::Q5_0, x)) == 0x0b9eeff41163f94eull);
+  CHECK(fnv1a(encode_blocks(ElementType::Q5_1, x)) == 0xb4b00ee967c144a6ull);
+  CHECK(fnv1a(encode_blocks(ElementType::BF16, x)) == 0x0036130049d59892ull);
   CHECK(fnv1a(encode_blocks(ElementType::Q4_K, x)) == 0x7b3a2d1842183da3ull);
   CHECK(fnv1a(encode_blocks(ElementType::Q5_K, x)) == 0x9295db6dbda8eddbull);
   CHECK(fnv1a(encode_blocks(ElementType::Q6_K, x)) == 0x70de8f104ed534f8ull);
+  // IQ4_NL and IQ4_XS: what ggml_quantize_chunk (llama-quantize's path, no importance matrix)
+  // writes; IQ4_NL's from_float_ref in that build writes other bytes. Both matched it on 8
+  // tensors of 8192 values of other kinds (uniform, normal, outliers, zero blocks, positive,
+  // tiny, scales spread over 10^-3..10^2, integers) when the encoders were written.
+  CHECK(fnv1a(encode_blocks(ElementType::IQ4_NL, x)) == 0x65783dcef35abc0cull);
+  CHECK(fnv1a(encode_blocks(ElementType::IQ4_XS, x)) == 0x2c1ca965aedbae46ull);
+  // quantize_row_q2_K_ref and _q3_K_ref (the same build). Both matched those functions byte for
+  // byte on 450 tensors of 4096 values each of the kinds above when the encoders were written,
+  // and dequantize_row_q2_K / _q3_K gave the values decode_blocks gives.
+  CHECK(fnv1a(encode_blocks(ElementType::Q2_K, x)) == 0x9785db135c5bc257ull);
+  CHECK(fnv1a(encode_blocks(ElementType::Q3_K, x)) == 0x686a3df58859b2f3ull);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matmul.hpp"
 #include "reference/matmul_reference.hpp"

@@ -2,7 +2,7 @@
 // the pipeline cache in memory and on disk.
 #include <filesystem>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "spirv/peak_fma.h"
 #include "vk/capabilities.hpp"
 #include "vk/pipeline_cache.hpp"

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/context.hpp"
 #include "infini/error.hpp"
 #include "ops/matmul.hpp"

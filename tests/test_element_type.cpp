@@ -43,6 +43,16 @@ TEST_CASE("Element types: one row each, found again by GGUF id and by name", "[e
   CHECK(element_type_from_ggml(14) == ElementType::Q6_K);
   CHECK(element_traits(ElementType::Q6_K).block_bytes == 128 + 64 + 16 + 2);
   CHECK(element_traits(ElementType::Q6_K).block_elements == 256);
+  // ggml's other 32-value blocks: Q4_1 (d, m, nibbles), Q5_0 (d, qh, nibbles), Q5_1 (d, m, qh,
+  // nibbles); bf16 (type 30) two bytes a value.
+  CHECK(element_type_from_ggml(3) == ElementType::Q4_1);
+  CHECK(element_traits(ElementType::Q4_1).block_bytes == 2 + 2 + 16);
+  CHECK(element_type_from_ggml(6) == ElementType::Q5_0);
+  CHECK(element_traits(ElementType::Q5_0).block_bytes == 2 + 4 + 16);
+  CHECK(element_type_from_ggml(7) == ElementType::Q5_1);
+  CHECK(element_traits(ElementType::Q5_1).block_bytes == 2 + 2 + 4 + 16);
+  CHECK(element_type_from_ggml(30) == ElementType::BF16);
+  CHECK(element_traits(ElementType::BF16).block_bytes == 2);
   CHECK_FALSE(element_type_from_ggml(11));  // Q3_K: not stored by infini
   CHECK_FALSE(element_type_from_name("q3_k"));
 }

@@ -277,7 +277,7 @@ TEST_CASE("gguf: hostile and corrupted files are rejected with the reason", "[gg
       {"dimension 2^63", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 63); }, "has dimension 9223372036854775808, too large"},
       {"element count overflow", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 32); poke<uint64_t>(b, info_a + 12, 1ull << 32); }, "element count of tensor 'tensor.a' with shape [4294967296, 4294967296] overflows"},
       {"byte size overflow", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 31); poke<uint64_t>(b, info_a + 12, 1ull << 31); }, "byte size of tensor 'tensor.a'"},
-      {"unknown ggml type", [&](Bytes& b) { poke<uint32_t>(b, info_a + 20, 11); }, "tensor 'tensor.a' has ggml type 11, which infini does not read (f32=0, f16=1, q8_0=8, q4_0=2, q4_k=12, q5_k=13, q6_k=14)"},
+      {"unknown ggml type", [&](Bytes& b) { poke<uint32_t>(b, info_a + 20, 11); }, "tensor 'tensor.a' has ggml type 11, which infini does not read (f32=0, f16=1, q4_0=2, q4_1=3, q5_0=6, q5_1=7, q8_0=8, q4_k=12, q5_k=13, q6_k=14, iq4_nl=20, iq4_xs=23, bf16=30)"},
       {"data past EOF", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, 1ull << 20); }, "tensor 'tensor.b' ([8] f16, 16 bytes at offset 1048576) runs past the end of the file"},
       {"offset near 2^64", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, ~0ull - 31); }, "runs past the end of the file"},
       {"overlapping tensors", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, 0); }, "tensors 'tensor.a' and 'tensor.b' overlap"},
@@ -503,7 +503,7 @@ TEST_CASE("gguf: llama files that contradict themselves are rejected with the re
 }
 
 TEST_CASE("gguf: non-finite weights, odd token ids and unused tensors are warnings", "[gguf]") {
-  for (ElementType dtype : {ElementType::F32, ElementType::F16}) {
+  for (ElementType dtype : {ElementType::F32, ElementType::F16, ElementType::BF16}) {
     RandomLlamaOptions o = tiny_options();
     o.dtype = dtype;
     GgufWriter w = random_llama(o);
@@ -518,8 +518,9 @@ TEST_CASE("gguf: non-finite weights, odd token ids and unused tensors are warnin
         poke<float>(bytes, at + 4 * 5, std::numeric_limits<float>::quiet_NaN());
         poke<float>(bytes, at + 4 * 9, -std::numeric_limits<float>::infinity());
       } else {
-        poke<uint16_t>(bytes, at + 2 * 5, 0x7e00);
-        poke<uint16_t>(bytes, at + 2 * 9, 0xfc00);
+        const bool bf16 = dtype == ElementType::BF16;  // NaN and -inf in each 16-bit type
+        poke<uint16_t>(bytes, at + 2 * 5, bf16 ? 0x7fc0 : 0x7e00);
+        poke<uint16_t>(bytes, at + 2 * 9, bf16 ? 0xff80 : 0xfc00);
       }
     }
     const GgufFile f(bytes, "N.gguf");
@@ -563,33 +564,47 @@ TEST_CASE("gguf: Q8_0 models load; NaN scales and rows of partial blocks are ref
   require_rejected(odd, "tensor 'odd' has rows of 48 values, not a multiple of the q8_0 block of 32");
 }
 
-TEST_CASE("gguf: K-format tensors whose d or dmin is not finite, or whose rows are partial blocks, are refused",
+// Every block type of the element table: each f16 scale a block has (d; the min m or dmin of
+// Q4_1, Q5_1, Q4_K, Q5_K; Q6_K keeps d at byte 208) made infinite is refused with the tensor and
+// block named, and rows of one and a half blocks are refused.
+TEST_CASE("gguf: block-format tensors whose scales are not finite, or whose rows are partial blocks, are refused",
           "[gguf][quant]") {
-  for (const ElementType type : {ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K}) {
-    INFO(element_name(type));
+  for (const infini::ElementTraits& e : infini::kElementTypes) {
+    if (e.block_elements == 1) continue;
+    INFO(e.name);
+    const ElementType type = e.type;
+    const int64_t row = 2 * e.block_elements;
     GgufWriter w;
-    w.add_tensor("k", type, {512, 2}, std::vector<float>(1024, 0.25f));
+    w.add_tensor("k", type, {row, 2}, std::vector<float>(size_t(2 * row), 0.25f));
     const Bytes bytes = w.to_bytes();
     std::size_t at = 0;
     {
       const GgufFile clean(bytes, "K.gguf");
-      CHECK(clean.tensor("k").data.size() == 4 * element_traits(type).block_bytes);
+      CHECK(clean.tensor("k").data.size() == 4 * e.block_bytes);
       CHECK(count_non_finite(clean.tensor("k")).count == 0);
       at = static_cast<std::size_t>(clean.tensor("k").data.data() - clean.bytes().data());
     }
-    // Block 2's d (Q6_K keeps it at byte 208) and, for Q4_K/Q5_K, its dmin (byte 2).
-    const std::size_t block = at + 2 * element_traits(type).block_bytes;
-    for (const std::size_t field : type == ElementType::Q6_K ? std::vector<std::size_t>{208} : std::vector<std::size_t>{0, 2}) {
+    const bool second_scale = type == ElementType::Q4_1 || type == ElementType::Q5_1 || type == ElementType::Q4_K ||
+                              type == ElementType::Q5_K;
+    // Where ggml keeps the f16 scales: Q6_K's d and Q3_K's at the block's end, Q2_K's d and dmin too.
+    const std::vector<std::size_t> fields = type == ElementType::Q6_K   ? std::vector<std::size_t>{208}
+                                            : type == ElementType::Q3_K ? std::vector<std::size_t>{108}
+                                            : type == ElementType::Q2_K ? std::vector<std::size_t>{80, 82}
+                                            : second_scale              ? std::vector<std::size_t>{0, 2}
+                                                                        : std::vector<std::size_t>{0};
+    const std::size_t block = at + 2 * e.block_bytes;
+    for (const std::size_t field : fields) {
       Bytes bad = bytes;
       poke<uint16_t>(bad, block + field, 0x7c00);  // +inf
       const GgufFile f(bad, "K.gguf");
       CHECK_THROWS_WITH(count_non_finite(f.tensor("k")),
-                        "tensor 'k': the scale of " + std::string(element_name(type)) + " block 2 is NaN or infinite");
+                        "tensor 'k': the scale of " + std::string(e.name) + " block 2 is NaN or infinite");
     }
     Bytes odd = bytes;
-    poke<uint64_t>(odd, after_string(odd, "k") + 4, 288);
-    require_rejected(odd, "tensor 'k' has rows of 288 values, not a multiple of the " + std::string(element_name(type)) +
-                              " block of 256");
+    const uint64_t partial = e.block_elements * 3 / 2;
+    poke<uint64_t>(odd, after_string(odd, "k") + 4, partial);
+    require_rejected(odd, "tensor 'k' has rows of " + std::to_string(partial) + " values, not a multiple of the " +
+                              std::string(e.name) + " block of " + std::to_string(e.block_elements));
   }
 }
 

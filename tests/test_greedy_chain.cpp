@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "chained_generation.hpp"
-#include "gpu_fixture.hpp"
+#include "support/chained_generation.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/error.hpp"
 #include "exec/llama_runner.hpp"
-#include "tiny_llama.hpp"
+#include "support/tiny_llama.hpp"
 #include "vk/shared_buffer.hpp"
 
 namespace infini::test {

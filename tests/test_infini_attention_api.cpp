@@ -1,7 +1,7 @@
 // The public InfiniAttention object: pieces of any size give the stream's output, reset starts
 // over, f16 inputs work, and misuse is a one-line error.
-#include "attention_harness.hpp"
-#include "gpu_fixture.hpp"
+#include "support/attention_harness.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/infini_attention.hpp"
 #include "ops/matrix_units.hpp"
 #include "util/half.hpp"

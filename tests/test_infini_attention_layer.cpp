@@ -1,8 +1,8 @@
 // The device Infini-attention layer against the float64 reference: every convention, odd
 // segment and stream lengths, GQA ratios, head dims, RoPE variants and layouts, f32 and f16
 // inputs; plus the streaming invariants.
-#include "attention_harness.hpp"
-#include "gpu_fixture.hpp"
+#include "support/attention_harness.hpp"
+#include "support/gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/infini_attention_layer.hpp"
 #include "spirv/attention_decode_v32_fresh_merge_gate.h"

@@ -9,7 +9,7 @@
 #include "infini/error.hpp"
 #include "reference/llama_reference.hpp"
 #include "reference/plain_llama.hpp"
-#include "tiny_llama.hpp"
+#include "support/tiny_llama.hpp"
 #include "util/nmse.hpp"
 
 using infini::FirstSegment;

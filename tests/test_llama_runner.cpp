@@ -5,9 +5,10 @@
 #include <filesystem>
 #include <numeric>
 #include <span>
+#include <optional>
 #include <vector>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/error.hpp"
 #include "formats/gguf_file.hpp"
 #include "model/llama_loader.hpp"
@@ -15,7 +16,7 @@
 #include "exec/llama_runner.hpp"
 #include "reference/plain_llama.hpp"
 #include "reference/random_llama.hpp"
-#include "tiny_llama.hpp"
+#include "support/tiny_llama.hpp"
 #include "util/nmse.hpp"
 #include "vk/dispatch_profile.hpp"
 
@@ -268,6 +269,57 @@ TEST_CASE_METHOD(GpuTest, "a Q4_0 or Q4_K_M model runs as the reference on its d
 TEST_CASE_METHOD(GpuTest, "a Q8_0, Q5_K_M or Q6_K model runs as the reference on its dequantized weights, near the f16 model",
                  "[gpu][model][gguf][quant][breadth]") {
   check_quantized_model(dev(), GENERATE(QuantScheme::Q8_0, QuantScheme::Q5_K_M, QuantScheme::Q6_K));
+}
+
+// What llama.cpp writes that the schemes above do not: bf16, IQ4_XS, Q2_K and Q3_K files, and the
+// 32-value types it gives rows that are not whole 256-value super-blocks (ffn_down's 288 values
+// here: Q5_0 under Q4_K_M, Q5_1 under Q5_K_M, IQ4_NL under IQ4_XS, as in its files of small
+// models). Each runs as the reference on its stored weights, prefill and decode.
+TEST_CASE_METHOD(GpuTest, "bf16, IQ4_XS, Q2_K and Q3_K files and the 32-value fallbacks run as the reference",
+                 "[gpu][model][gguf][quant]") {
+  const std::string variant = GENERATE("bf16", "q4_k_m", "q5_k_m", "iq4_xs", "q2_k", "q3_k");
+  INFO(variant);
+  model::RandomLlamaOptions ro;
+  ro.vocab = 300;
+  ro.embd = 256;
+  ro.heads = 4;
+  ro.heads_kv = 2;
+  ro.ffn = 288;
+  ro.segment = 6;
+  ro.dtype = variant == "bf16" ? ElementType::BF16 : ElementType::F16;
+  const std::optional<ElementType> low_bits = variant == "q2_k"   ? std::optional(ElementType::Q2_K)
+                                              : variant == "q3_k" ? std::optional(ElementType::Q3_K)
+                                                                  : std::nullopt;
+  if (low_bits) {  // every matrix in that type: rows of whole super-blocks
+    ro.dtype = *low_bits;
+    ro.ffn = 512;
+  } else if (variant != "bf16") {
+    ro.scheme = quant_scheme_named(variant);
+  }
+  const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
+  const model::GgufFile file(bytes, "random.gguf");
+  const ElementType down = variant == "bf16"     ? ElementType::BF16
+                           : low_bits            ? *low_bits
+                           : variant == "q4_k_m" ? ElementType::Q5_0
+                           : variant == "q5_k_m" ? ElementType::Q5_1
+                                                 : ElementType::IQ4_NL;
+  CHECK(file.tensor("blk.0.ffn_down.weight").type == down);
+  if (variant == "bf16") CHECK(file.tensor("token_embd.weight").type == ElementType::BF16);
+  const model::LlamaWeights weights = model::load_llama(file);
+  RunnerOptions o;
+  o.infini = weights.config.infini;
+  const std::vector<int32_t> ids = {1, 299, 17, 42, 5, 5, 100, 3, 250, 77, 8, 9, 10, 11, 12};
+  const std::vector<double> want = model::LlamaReference(weights, o.infini).prefill(ids);
+  model::LlamaRunner runner(dev(), weights, o);
+  CHECK(err(runner.forward(ids, true), want) <= 1e-5);
+  // Token by token: one-row calls, which take the decode kernels (the vector one on GPUs).
+  model::LlamaRunner decoder(dev(), weights, o);
+  std::vector<float> stepped;
+  for (int32_t id : ids) {
+    const std::vector<float> row = decoder.forward(std::span<const int32_t>(&id, 1), true);
+    stepped.insert(stepped.end(), row.begin(), row.end());
+  }
+  CHECK(err(stepped, want) <= 1e-5);
 }
 
 // On the vector kernel (what GPUs decode with) the norms before the projections, qwen2's biases

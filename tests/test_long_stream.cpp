@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <random>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/infini_attention.hpp"
 #include "reference/infini_attention_reference.hpp"
 #include "util/nmse.hpp"

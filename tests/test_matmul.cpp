@@ -1,7 +1,7 @@
 // Every matmul kernel against the float64 reference, on shapes that are not tile multiples, with
 // guard regions and row gaps around the output that must come back untouched.
-#include "gpu_fixture.hpp"
-#include "matmul_check.hpp"
+#include "support/gpu_fixture.hpp"
+#include "support/matmul_check.hpp"
 #include "ops/matrix_units.hpp"
 #include "vk/device_profile.hpp"
 
@@ -15,7 +15,7 @@ constexpr Shape kShapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 255, 511}, {64, 64, 
 
 TEST_CASE_METHOD(GpuTest, "matmul matches the float64 reference with the guard regions untouched", "[gpu][matmul]") {
   const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
-                                 std::pair{ElementType::F16, ElementType::F16});
+                                 std::pair{ElementType::F16, ElementType::F16}, std::pair{ElementType::F32, ElementType::BF16});
   for (const Shape& s : kShapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb));
     const MatmulResult r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.m * 7 + s.k);
@@ -26,7 +26,7 @@ TEST_CASE_METHOD(GpuTest, "matmul matches the float64 reference with the guard r
 
 TEST_CASE_METHOD(GpuTest, "register-blocked matmul matches the float64 reference", "[gpu][matmul]") {
   const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
-                                 std::pair{ElementType::F16, ElementType::F16});
+                                 std::pair{ElementType::F16, ElementType::F16}, std::pair{ElementType::F32, ElementType::BF16});
   // One row (the decode block), edges of the 8x8 block, and K not a multiple of 4 (falls back).
   constexpr Shape shapes[] = {{1, 1, 4}, {1, 37, 128}, {17, 33, 64}, {127, 255, 512}, {9, 70, 12}, {5, 9, 13}};
   for (const Shape& s : shapes) {
@@ -45,7 +45,7 @@ TEST_CASE_METHOD(GpuTest, "lanes matmul matches the float64 reference", "[gpu][m
     return;
   }
   const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
-                                 std::pair{ElementType::F16, ElementType::F16});
+                                 std::pair{ElementType::F16, ElementType::F16}, std::pair{ElementType::F32, ElementType::BF16});
   // Partial row blocks (32) and column blocks (64), K a partial round (64) or several, one
   // K of exactly 8; rows below 16 and K not a multiple of 8 fall back to the registers kernel.
   constexpr Shape shapes[] = {{16, 1, 8}, {17, 33, 64}, {127, 255, 512}, {33, 70, 24},
@@ -65,7 +65,7 @@ TEST_CASE_METHOD(GpuTest, "matrix-vector matmul matches the float64 reference fo
   const ops::VectorTiles vt = GENERATE(ops::VectorTiles{}, ops::VectorTiles{16, 4}, ops::VectorTiles{64, 1},
                                        ops::VectorTiles{256, 3}, ops::VectorTiles{16, 3, 3});
   const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
-                                 std::pair{ElementType::F16, ElementType::F16});
+                                 std::pair{ElementType::F16, ElementType::F16}, std::pair{ElementType::F32, ElementType::BF16});
   if (!(vt == ops::VectorTiles{}) && !(ta == ElementType::F32 && tb == ElementType::F16)) return;  // one pair is enough
   // Every row count; one column and an odd column count (the workgroups' 2 columns); K shorter
   // than one pass of the 128 invocations, not a multiple of a pass, and several passes; K not a
@@ -84,10 +84,13 @@ TEST_CASE_METHOD(GpuTest, "matrix-vector matmul matches the float64 reference fo
 
 TEST_CASE_METHOD(GpuTest, "quantized weights: every matmul kernel matches the float64 reference", "[gpu][matmul][quant]") {
   // The reference multiplies the dequantized weights, so only the kernels' decoding and
-  // arithmetic are tested. Rows of 1, 3 and 5 blocks start mid-word (34- and 18-byte blocks);
+  // arithmetic are tested. Rows of 1, 3 and 5 blocks start mid-word (34-, 18- and 22-byte blocks;
+  // Q4_1's 20 and Q5_1's 24 are whole words); Q4_1 and Q5_1 add a min, Q5_0 and Q5_1 a fifth bit,
+  // IQ4_NL its 16 levels;
   // every family's row counts and edges as above; K of 67 blocks gives the vector kernel's 64
   // invocations (a block each) a second, partial pass.
-  const ElementType tb = GENERATE(ElementType::Q8_0, ElementType::Q4_0);
+  const ElementType tb = GENERATE(ElementType::Q8_0, ElementType::Q4_0, ElementType::Q4_1, ElementType::Q5_0,
+                                  ElementType::Q5_1, ElementType::IQ4_NL);
   ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Tiled, ops::MatmulKernel::Registers, ops::MatmulKernel::Lanes,
                                       ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
   if (kernel == ops::MatmulKernel::Lanes && !ops::supports_lanes_matmul(device().caps())) return;
@@ -122,7 +125,9 @@ TEST_CASE_METHOD(GpuTest, "K-format weights: every matmul kernel matches the flo
   // position of every chunk the register kernel walks; K of 9 blocks (72 chunks) gives the vector
   // kernel's 64 invocations a second, partial pass, and K of 17 (34 half blocks) Q6_K's 32
   // invocations (a half block each); the vector kernel also with 3 loads of each column in flight.
-  const ElementType tb = GENERATE(ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K);
+  // Q2_K's blocks are whole words, Q3_K's 110 bytes put every other row mid-word.
+  const ElementType tb = GENERATE(ElementType::Q4_K, ElementType::Q5_K, ElementType::Q6_K, ElementType::IQ4_XS,
+                                  ElementType::Q2_K, ElementType::Q3_K);
   ops::MatmulKernel kernel = GENERATE(ops::MatmulKernel::Tiled, ops::MatmulKernel::Registers, ops::MatmulKernel::Lanes,
                                       ops::MatmulKernel::Vector, ops::MatmulKernel::VectorShared);
   if (kernel == ops::MatmulKernel::Lanes && !ops::supports_lanes_matmul(device().caps())) return;

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "gpu_fixture.hpp"
-#include "matmul_check.hpp"
+#include "support/gpu_fixture.hpp"
+#include "support/matmul_check.hpp"
 #include "ops/infini_attention_layer.hpp"
 #include "ops/matrix_units.hpp"
 #include "spirv/matmul_coopmat_a32_b16.h"
@@ -60,7 +60,11 @@ void check_matrix_kernel(ops::MatmulKernel kernel, ElementType ta, ElementType t
   std::pair{ElementType::F32, ElementType::F16}, std::pair{ElementType::F16, ElementType::F16},            \
       std::pair{ElementType::F32, ElementType::Q8_0}, std::pair{ElementType::F32, ElementType::Q4_0},      \
       std::pair{ElementType::F32, ElementType::Q4_K}, std::pair{ElementType::F32, ElementType::Q5_K},      \
-      std::pair{ElementType::F32, ElementType::Q6_K}
+      std::pair{ElementType::F32, ElementType::Q6_K}, std::pair{ElementType::F32, ElementType::BF16},     \
+      std::pair{ElementType::F32, ElementType::Q4_1}, std::pair{ElementType::F32, ElementType::Q5_0},      \
+      std::pair{ElementType::F32, ElementType::Q5_1}, std::pair{ElementType::F32, ElementType::IQ4_NL},    \
+      std::pair{ElementType::F32, ElementType::IQ4_XS}, std::pair{ElementType::F32, ElementType::Q2_K},    \
+      std::pair{ElementType::F32, ElementType::Q3_K}
 
 TEST_CASE_METHOD(GpuTest, "coopmat-emulated: the matrix kernel's tiling against the float64 reference", "[gpu][matmul]") {
   if (!device().caps().shader_float16) {

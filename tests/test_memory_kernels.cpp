@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matrix_units.hpp"
 #include "ops/memory_kernels.hpp"

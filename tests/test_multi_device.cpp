@@ -9,12 +9,12 @@
 #include <span>
 #include <vector>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/error.hpp"
 #include "reference/llama_reference.hpp"
 #include "exec/layer_split.hpp"
 #include "exec/llama_runner.hpp"
-#include "tiny_llama.hpp"
+#include "support/tiny_llama.hpp"
 #include "util/nmse.hpp"
 #include "vk/command_stream.hpp"
 #include "vk/device.hpp"

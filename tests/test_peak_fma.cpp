@@ -2,7 +2,7 @@
 // work being timed).
 #include <cmath>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/peak_fma.hpp"
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <sstream>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/error.hpp"
 #include "ops/pick_token.hpp"
 #include "ops/ranked_draw.hpp"

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "vk/pipeline_cache_file.hpp"
-#include "temp_path.hpp"
+#include "support/temp_path.hpp"
 
 using namespace infini::vk;
 

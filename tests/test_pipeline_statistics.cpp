@@ -3,7 +3,7 @@
 // themselves are the driver's (register counts, spills, ...), so only their presence is checked.
 #include <memory>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "ops/matmul.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_statistics.hpp"

@@ -2,7 +2,7 @@
 // the sums it writes add up to the input's exact sum (small integers, so float sums are exact).
 #include <numeric>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/read_bandwidth.hpp"
 #include "vk/transfer.hpp"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "infini/error.hpp"
+#include "rope_analysis/base_bound.hpp"
 #include "rope_analysis/rope_analysis.hpp"
 #include "rope_analysis/svg_plot.hpp"
 

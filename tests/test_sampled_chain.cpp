@@ -10,12 +10,12 @@
 #include <span>
 #include <vector>
 
-#include "chained_generation.hpp"
-#include "gpu_fixture.hpp"
+#include "support/chained_generation.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/error.hpp"
 #include "exec/llama_runner.hpp"
 #include "sampling/sampler.hpp"
-#include "tiny_llama.hpp"
+#include "support/tiny_llama.hpp"
 
 namespace infini::test {
 namespace {

@@ -14,7 +14,7 @@
 #include "infini/session.hpp"
 #include "infini/session_pool.hpp"
 #include "reference/random_llama.hpp"
-#include "temp_path.hpp"
+#include "support/temp_path.hpp"
 
 namespace infini::test {
 namespace {

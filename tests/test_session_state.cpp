@@ -7,12 +7,12 @@
 #include <span>
 #include <vector>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/error.hpp"
 #include "exec/llama_runner.hpp"
 #include "formats/session_state.hpp"
-#include "tiny_llama.hpp"
-#include "temp_path.hpp"
+#include "support/tiny_llama.hpp"
+#include "support/temp_path.hpp"
 
 namespace infini::test {
 namespace {

@@ -6,14 +6,14 @@
 #include <span>
 #include <vector>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "infini/error.hpp"
 #include "formats/gguf_file.hpp"
 #include "model/llama_loader.hpp"
 #include "reference/llama_reference.hpp"
 #include "reference/random_llama.hpp"
 #include "exec/llama_runner.hpp"
-#include "tiny_llama.hpp"
+#include "support/tiny_llama.hpp"
 #include "util/nmse.hpp"
 #include "vk/buffer.hpp"
 #include "vk/device.hpp"

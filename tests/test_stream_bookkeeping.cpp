@@ -9,12 +9,12 @@
 
 #include <filesystem>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "formats/gguf_file.hpp"
 #include "model/llama_loader.hpp"
 #include "exec/llama_runner.hpp"
 #include "reference/random_llama.hpp"
-#include "temp_path.hpp"
+#include "support/temp_path.hpp"
 #include "vk/pipeline_cache.hpp"
 
 namespace infini::test {

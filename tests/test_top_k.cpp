@@ -6,7 +6,7 @@
 #include <limits>
 #include <numeric>
 
-#include "gpu_fixture.hpp"
+#include "support/gpu_fixture.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/top_k.hpp"
 #include "vk/transfer.hpp"

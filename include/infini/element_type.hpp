@@ -11,7 +11,9 @@
 
 namespace infini {
 
-enum class ElementType : uint8_t { F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K };
+enum class ElementType : uint8_t {
+  F32, F16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, BF16, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q2_K, Q3_K
+};
 
 struct ElementTraits {
   ElementType type;
@@ -39,6 +41,24 @@ inline constexpr ElementTraits kElementTypes[] = {
     // Q6_K: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 sub-block scales, f16 d;
     // value = d * scale * (q - 32), sixteen sub-blocks of 16.
     {ElementType::Q6_K, "q6_k", 14, 256, 210},
+    // bfloat16: the high 16 bits of an f32 (its exponent, 7 bits of mantissa).
+    {ElementType::BF16, "bf16", 30, 1, 2},
+    // ggml's Q4_1: f16 d and m, then 16 bytes of nibbles as Q4_0's; each value is d * n + m.
+    {ElementType::Q4_1, "q4_1", 3, 32, 20},
+    // ggml's Q5_0: f16 d, 4 bytes qh (bit j: the fifth bit, 16, of value j), 16 bytes of nibbles as
+    // Q4_0's; each value is d * (n - 16). Q5_1: f16 d and m, qh, the nibbles; d * n + m.
+    {ElementType::Q5_0, "q5_0", 6, 32, 22},
+    {ElementType::Q5_1, "q5_1", 7, 32, 24},
+    // ggml's IQ4_NL: f16 d, 16 bytes of 4-bit indices into 16 fixed levels, laid out as Q4_0's
+    // nibbles; IQ4_XS: super-blocks of 256 with 6-bit sub-block scales (util/iq4_blocks.hpp).
+    {ElementType::IQ4_NL, "iq4_nl", 20, 32, 18},
+    {ElementType::IQ4_XS, "iq4_xs", 23, 256, 136},
+    // ggml's Q2_K: sixteen sub-blocks of 16, each with a 4-bit scale and a 4-bit min, 2-bit values,
+    // f16 d and dmin; value = d * scale * q - dmin * min. Q3_K: 6-bit signed sub-block scales, 3-bit
+    // values (two low bits plus a bit in a mask), f16 d; value = d * scale * (q - 4)
+    // (util/low_bit_k_blocks.hpp).
+    {ElementType::Q2_K, "q2_k", 10, 256, 84},
+    {ElementType::Q3_K, "q3_k", 11, 256, 110},
 };
 
 constexpr const ElementTraits& element_traits(ElementType t) noexcept { return kElementTypes[std::size_t(t)]; }

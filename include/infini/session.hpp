@@ -109,6 +109,10 @@ class Session {
   // for saving the state at boundaries, or for stopping early. Returns the logits of the last
   // token fed. The logits are those of feed() on the same tokens.
   std::vector<float> feed(std::span<const int32_t> tokens, const FeedCallback& on_piece);
+  // The logits of the last token fed ([vocab]), after feed, generate or a restore (read from the
+  // device where decoding brought back only a ranking). Throws when no token was fed since the
+  // start or reset(), or the restored state had none.
+  std::vector<float> logits();
 
   // Samples up to max_tokens tokens, each one from the logits of the token before it, and feeds
   // each one back; stops early at the end-of-sequence token (neither fed nor returned) or when

@@ -9,6 +9,7 @@
 #include "vk/device.hpp"
 #include "vk/device_profile.hpp"
 #include "vk/instance.hpp"
+#include "util/environment.hpp"
 
 namespace infini {
 namespace {
@@ -104,8 +105,8 @@ std::vector<std::string> split_device_list(const std::string& list) {
 // The selectors a Context opens when given none: INFINI_DEVICES, else none (INFINI_DEVICE or the
 // best device, see choose_device).
 std::vector<std::string> selectors_from_environment() {
-  const char* env = std::getenv("INFINI_DEVICES");
-  return env && *env ? split_device_list(env) : std::vector<std::string>{};
+  const std::optional<std::string> list = env::value(env::Variable::Devices);
+  return list ? split_device_list(*list) : std::vector<std::string>{};
 }
 
 // The profile `name` names, else INFINI_DEVICE_PROFILE's, else none.

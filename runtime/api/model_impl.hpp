@@ -1,6 +1,8 @@
 #pragma once
 // What an infini::Model holds, shared by model.cpp and session.cpp: the mapped GGUF file, the
-// weight views into it, the tokenizer and the runner options resolved against the file.
+// weight views into it, their copies on the devices (shared by all the model's sessions), the
+// tokenizer and the runner options resolved against the file (a session's stream,
+// exec/session_stream.hpp, runs on them).
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "infini/model.hpp"
 #include "formats/gguf_file.hpp"
 #include "exec/llama_runner.hpp"
+#include "graph/device_weights.hpp"
 #include "model/llama_weights.hpp"
 #include "text/tokenizer.hpp"
 
@@ -22,6 +25,8 @@ struct Model::Impl {
   std::vector<int64_t> layers_per_device;  // empty: by device memory, when a session uploads
   ModelInfo info;
   std::unique_ptr<const model::Tokenizer> tokenizer;  // null: a vocabulary kind infini does not tokenize
+  // The weights on each device, uploaded by the first session there and freed with the last.
+  mutable model::DeviceWeightCache weight_cache;
 
   const model::Tokenizer& tokens() const;  // throws (one line) when tokenizer is null
 

@@ -14,15 +14,22 @@
 namespace infini {
 namespace {
 
-// The model's layer count: one more than the largest N of a "blk.N." tensor.
-int64_t layer_count(const model::GgufFile& file) {
-  int64_t layers = 0;
+// What the mixtures ask of the model: its layer count (one more than the largest N of a "blk.N."
+// tensor), query heads per KV head (the widths of the first layer's Q and K projections, which
+// share a head size), and whether it has no output.weight of its own.
+QuantModel quant_model(const model::GgufFile& file) {
+  QuantModel m{0, 1, true};
+  int64_t q = 0, k = 0;
   for (const model::TensorView& t : file.tensors()) {
     int64_t n = -1;
     if (t.name.starts_with("blk.")) std::from_chars(t.name.data() + 4, t.name.data() + t.name.size(), n);
-    layers = std::max(layers, n + 1);
+    m.layers = std::max(m.layers, n + 1);
+    if (t.name == "output.weight") m.tied = false;
+    if (t.shape.size() == 2 && t.name == "blk.0.attn_q.weight") q = t.shape[1];
+    if (t.shape.size() == 2 && t.name == "blk.0.attn_k.weight") k = t.shape[1];
   }
-  return layers;
+  if (q > 0 && k > 0 && q % k == 0) m.gqa = q / k;
+  return m;
 }
 
 // A row length every block type divides: the type a scheme means for a tensor before any
@@ -47,7 +54,7 @@ std::optional<QuantizedTensor> first_quantized_tensor(const std::filesystem::pat
 QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesystem::path& out, QuantScheme scheme,
                               unsigned threads) {
   const model::GgufFile file(in);
-  const int64_t layers = layer_count(file);
+  const QuantModel model = quant_model(file);
   model::GgufWriter writer(uint32_t(file.alignment()));
   for (const model::GgufKeyValue& kv : file.metadata())
     if (kv.key != "general.alignment") writer.set_value(kv.key, kv.value);
@@ -56,7 +63,7 @@ QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesy
   for (const model::TensorView& t : file.tensors()) {
     ++report.tensors;
     const std::optional<ElementType> target =
-        is_weight_matrix(t) ? quant_type_for(scheme, t.name, t.shape[0], layers) : std::nullopt;
+        is_weight_matrix(t) ? quant_type_for(scheme, t.name, t.shape[0], model) : std::nullopt;
     const ElementType type = target.value_or(t.type);
     if (target && t.type != type) {
       const std::vector<double> wide = model::widen_all(t);
@@ -67,7 +74,7 @@ QuantizeReport quantize_model(const std::filesystem::path& in, const std::filesy
         throw Error("quantize: tensor '" + t.name + "': " + e.what());
       }
       ++report.quantized;
-      if (type != quant_type_for(scheme, t.name, kAnyBlockRow, layers)) ++report.fell_back;
+      if (type != quant_type_for(scheme, t.name, kAnyBlockRow, model)) ++report.fell_back;
     } else {
       if (is_weight_matrix(t) && !target) ++report.kept_unfit;
       writer.add_tensor(t.name, t.type, t.shape, std::vector<std::byte>(t.data.begin(), t.data.end()));

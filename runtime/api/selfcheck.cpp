@@ -21,10 +21,14 @@ struct MatmulCase {
   ElementType a, b;
 };
 
-// K-format blocks of random quants, scales and mins whose super-block scales d (and dmin) are 1,
-// so every value is an integer of magnitude at most 2^11: a 6-bit scale times a 5-bit quant less
-// a 6-bit min (Q4_K, Q5_K), or an int8 scale narrowed to -64..63 times q - 32 (Q6_K).
-std::vector<std::byte> integer_k_blocks(ElementType type, size_t blocks, std::mt19937& rng) {
+// Blocks of random quants (and K formats' sub-block scales and mins) whose f16 scale d is 1, as
+// is the second f16 where a block has one (Q4_1's and Q5_1's min m, Q4_K's and Q5_K's dmin), so
+// every value is an integer of magnitude below 2^12: q (Q8_0), q - 8 or q - 16 (Q4_0, Q5_0),
+// q + 1 (Q4_1, Q5_1), a level (IQ4_NL) or a 6-bit scale less 32 times a level (IQ4_XS), a 6-bit
+// scale times a 5-bit quant less a 6-bit min (Q4_K, Q5_K), a 4-bit scale times a 2-bit quant less
+// a 4-bit min (Q2_K), a 6-bit scale less 32 times q - 4 (Q3_K), or an int8 scale narrowed to
+// -64..63 times q - 32 (Q6_K).
+std::vector<std::byte> integer_blocks(ElementType type, size_t blocks, std::mt19937& rng) {
   const ElementTraits& t = element_traits(type);
   std::uniform_int_distribution<int> byte(0, 255);
   std::vector<std::byte> bytes(blocks * t.block_bytes);
@@ -32,36 +36,27 @@ std::vector<std::byte> integer_k_blocks(ElementType type, size_t blocks, std::mt
   const uint16_t one = float_to_half(1.0f);
   for (size_t i = 0; i < blocks; ++i) {
     std::byte* block = bytes.data() + i * t.block_bytes;
-    if (type == ElementType::Q6_K) {
+    if (type == ElementType::Q6_K)
       for (size_t s = 0; s < 16; ++s) block[192 + s] = std::byte(uint8_t(int8_t(int(block[192 + s]) % 128 - 64)));
-      std::memcpy(block + 208, &one, 2);
-    } else {
-      std::memcpy(block, &one, 2);
-      std::memcpy(block + 2, &one, 2);
-    }
+    std::memcpy(block + scale_offset(type), &one, 2);
+    if (has_min_scale(type)) std::memcpy(block + scale_offset(type) + 2, &one, 2);
   }
   return bytes;
 }
 
-// C = A B^T on the device for integer-valued A [m][k] in -4..4 and B [n][k]: B in -4..4 (and one
-// value of 127 or -8 per block of Q8_0 or Q4_0), or integer K-format blocks. Every product and
-// partial sum is an integer below 2^24, exact in f16 and block storage and in f32 arithmetic in
-// any order.
+// C = A B^T on the device for integer-valued A [m][k] in -4..4 and B [n][k]: B in -4..4, or
+// integer blocks. Every product and partial sum is an integer below 2^24, exact in f16, bf16 and
+// block storage and in f32 arithmetic in any order.
 SelfcheckResult check_matmul(vk::Device& device, const MatmulCase& c, std::mt19937& rng) {
   std::uniform_int_distribution<int> value(-4, 4);
   std::vector<float> a(size_t(c.m) * c.k), b(size_t(c.n) * c.k);
   for (float& v : a) v = float(value(rng));
   for (float& v : b) v = float(value(rng));
-  // Q8_0, Q4_0: one value per block fixes the block's scale at exactly 1 (Q8_0 maps max|x| to
-  // 127, Q4_0 the largest magnitude to -8), so every value is stored exactly.
-  const ElementTraits& bt = element_traits(c.b);
-  const bool k_format = bt.block_elements == 256;
-  if (bt.block_elements > 1 && !k_format)
-    for (size_t i = 0; i < b.size(); i += bt.block_elements) b[i] = c.b == ElementType::Q8_0 ? 127.0f : -8.0f;
   vk::Buffer da = ops::upload_tensor(device, a, c.a, "selfcheck A");
   auto upload_b = [&] {
-    if (!k_format) return ops::upload_tensor(device, b, c.b, "selfcheck B");
-    const std::vector<std::byte> blocks = integer_k_blocks(c.b, b.size() / 256, rng);
+    const ElementTraits& bt = element_traits(c.b);
+    if (bt.block_elements == 1) return ops::upload_tensor(device, b, c.b, "selfcheck B");
+    const std::vector<std::byte> blocks = integer_blocks(c.b, b.size() / bt.block_elements, rng);
     std::vector<double> exact(b.size());
     decode_blocks(c.b, blocks, 0, b.size(), exact.data());
     for (size_t i = 0; i < b.size(); ++i) b[i] = float(exact[i]);
@@ -104,9 +99,16 @@ std::vector<SelfcheckResult> selfcheck(Context& context) {
                               {1, 77, 128, F32, Q4_0},   {17, 33, 96, F32, Q4_0},   {127, 255, 512, F32, Q4_0},
                               {1, 77, 256, F32, Q4_K},   {17, 33, 768, F32, Q4_K},  {1, 77, 256, F32, Q5_K},
                               {17, 33, 768, F32, Q5_K},  {1, 77, 256, F32, Q6_K},   {17, 33, 768, F32, Q6_K},
+                              {1, 77, 128, F32, Q4_1},   {17, 33, 96, F32, Q4_1},   {1, 77, 128, F32, Q5_0},
+                              {17, 33, 96, F32, Q5_0},   {1, 77, 128, F32, Q5_1},   {17, 33, 96, F32, Q5_1},
+                              {1, 77, 129, F32, BF16},   {17, 33, 65, F32, BF16},   {1, 77, 128, F32, IQ4_NL},
+                              {17, 33, 96, F32, IQ4_NL}, {1, 77, 256, F32, IQ4_XS}, {17, 33, 768, F32, IQ4_XS},
+                              {1, 77, 256, F32, Q2_K},   {17, 33, 768, F32, Q2_K},  {1, 77, 256, F32, Q3_K},
+                              {17, 33, 768, F32, Q3_K},
                               // K a multiple of 8: matrix units where the device has them (f16 holds
                               // these integers exactly)
-                              {130, 129, 136, F32, F16}, {33, 257, 512, F16, F16}, {130, 70, 512, F32, Q4_K}};
+                              {130, 129, 136, F32, F16}, {33, 257, 512, F16, F16}, {130, 70, 512, F32, Q4_K},
+                              {130, 70, 256, F32, Q5_0}, {130, 129, 136, F32, BF16}};
   std::mt19937 rng(1234);
   std::vector<SelfcheckResult> results;
   for (const MatmulCase& c : cases) results.push_back(check_matmul(device, c, rng));

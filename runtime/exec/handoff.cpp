@@ -5,6 +5,7 @@
 
 #include "infini/error.hpp"
 #include "vk/device.hpp"
+#include "util/environment.hpp"
 
 namespace infini::model {
 
@@ -34,20 +35,20 @@ namespace {
 
 // `requested`, or where it is Auto, what the environment variable `variable` names (by `parse`).
 template <typename Kind, typename Parse>
-Kind or_from_environment(Kind requested, const char* variable, Parse parse) {
-  const char* env = std::getenv(variable);
-  if (requested != Kind::Auto || !env || !*env) return requested;
+Kind or_from_environment(Kind requested, env::Variable variable, Parse parse) {
+  const std::optional<std::string> text = env::value(variable);
+  if (requested != Kind::Auto || !text) return requested;
   try {
-    return parse(env);
+    return parse(*text);
   } catch (const Error& e) {
-    throw Error(std::string(variable) + ": " + e.what());
+    throw Error(std::string(env::name(variable)) + ": " + e.what());
   }
 }
 
 }  // namespace
 
 std::vector<Handoff> handoff_candidates(Handoff requested, const vk::Device& producer, const vk::Device& consumer) {
-  requested = or_from_environment(requested, "INFINI_HANDOFF", parse_handoff);
+  requested = or_from_environment(requested, env::Variable::Handoff, parse_handoff);
   if (requested == Handoff::Auto) {
     std::vector<Handoff> out;
     for (Handoff k : {Handoff::DeviceMemory, Handoff::HostMemory})
@@ -85,7 +86,7 @@ HandoffWait parse_handoff_wait(std::string_view name) {
 }
 
 bool handoff_wait_forced(HandoffWait requested) {
-  return or_from_environment(requested, "INFINI_HANDOFF_WAIT", parse_handoff_wait) != HandoffWait::Auto;
+  return or_from_environment(requested, env::Variable::HandoffWait, parse_handoff_wait) != HandoffWait::Auto;
 }
 
 std::optional<vk::SignalKind> signal_of(HandoffWait wait) noexcept {
@@ -96,7 +97,7 @@ std::optional<vk::SignalKind> signal_of(HandoffWait wait) noexcept {
 
 HandoffWait choose_handoff_wait(HandoffWait requested, Handoff kind, const vk::Device& producer,
                                 const vk::Device& consumer) {
-  requested = or_from_environment(requested, "INFINI_HANDOFF_WAIT", parse_handoff_wait);
+  requested = or_from_environment(requested, env::Variable::HandoffWait, parse_handoff_wait);
   if (requested == HandoffWait::Host) return HandoffWait::Host;
   const bool shared = sharing_of(kind).has_value();
   if (requested == HandoffWait::Auto) {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "infini/error.hpp"
+#include "exec/layer_stage_scratch.hpp"
 #include "exec/llama_runner.hpp"
 #include "vk/device.hpp"
 #include "vk/staged_buffer.hpp"
@@ -30,68 +31,16 @@ constexpr uint32_t kMostLayerDispatches = 32;
 // A chain's draws hold a uniform for each step but the last (whose token the host picks).
 static_assert(LayerStage::kMaxChain - 1 <= ops::PickToken::kMaxSteps);
 
-
-vk::BufferRange whole(const vk::Buffer& b) { return vk::BufferRange::whole(b); }
-
-// A buffer the host reads or writes around each piece.
-vk::StagedBuffer staged(vk::Device& device, uint64_t words, vk::StagingDirection direction, const char* label) {
-  return vk::StagedBuffer(device, std::max<uint64_t>(words, 1) * 4, direction, label);
-}
-
 }  // namespace
 
-// What the host writes before a piece (token ids or hidden states) and reads after it (logits or
-// hidden states) is staged: its copies are part of the piece's recording (vk/staged_buffer.hpp).
-// What the host writes for every piece has one copy per hand-off slot, so that a piece can be
-// submitted while the one before it still runs.
-struct LayerStage::Scratch {
-  std::vector<vk::StagedBuffer> position_io;  // the open segment's length when the piece runs (one word)
-  std::vector<vk::StagedBuffer> ids_io;       // token ids (the embedding stage)
-  // A chain's draws (ops::PickToken::Draws) and picks (one pair per step); the head stage.
-  std::unique_ptr<vk::StagedBuffer> chain_draws_io, chain_ranked_io;
-  vk::StagedBuffer x_io, logits_io, ranked_io;
-  const vk::Buffer &x, &logits;
-  Scratch(vk::Device& d, const LlamaConfig& c, uint64_t p, bool embeds, bool head, const HiddenSlots& slots,
-          size_t slot_count)
-      : x_io(staged(d, p * c.embd, hidden_direction(embeds || !slots.in.empty(), head || !slots.out.empty()),
-                    "hidden x")),
-        logits_io(staged(d, head ? p * c.vocab : 1, head_out(head), "logits")),
-        ranked_io(staged(d, head ? ops::TopK::kMaxK * 2 : 1, head_out(head), "ranked logits")),
-        x(x_io.device_buffer()),
-        logits(logits_io.device_buffer()) {
-    position_io.reserve(slot_count);
-    ids_io.reserve(slot_count);
-    for (size_t i = 0; i < slot_count; ++i) {
-      position_io.push_back(staged(d, 1, vk::StagingDirection::ToDevice, "open tokens"));
-      ids_io.push_back(staged(d, embeds ? p : 1, embeds ? vk::StagingDirection::ToDevice : vk::StagingDirection::None,
-                              "token ids"));
-    }
-    if (!head) return;
-    chain_draws_io = std::make_unique<vk::StagedBuffer>(
-        staged(d, sizeof(ops::PickToken::Draws) / 4, vk::StagingDirection::ToDevice, "chain draws"));
-    chain_ranked_io = std::make_unique<vk::StagedBuffer>(
-        staged(d, LayerStage::kMaxChain * 2, vk::StagingDirection::FromDevice, "chain ranked logits"));
-  }
-
-  static vk::StagingDirection head_out(bool head) {
-    return head ? vk::StagingDirection::FromDevice : vk::StagingDirection::None;
-  }
-  // What the host copies: the hidden states a stage receives (unless it embeds, or they come
-  // through shared memory) and those it passes on (unless it has the head, or they go through
-  // shared memory).
-  static vk::StagingDirection hidden_direction(bool no_host_in, bool no_host_out) {
-    if (no_host_in) return no_host_out ? vk::StagingDirection::None : vk::StagingDirection::FromDevice;
-    return no_host_out ? vk::StagingDirection::ToDevice : vk::StagingDirection::Both;
-  }
-};
-
-LayerStage::LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options,
-                       LayerRange range, HiddenSlots slots)
-    : device_(device), config_(weights.config), range_(range), slots_(std::move(slots)), max_piece_(options.max_piece),
+LayerStage::LayerStage(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
+                       const RunnerOptions& options, HiddenSlots slots)
+    : device_(device), config_(config), range_(weights->range()), slots_(std::move(slots)),
+      max_piece_(options.max_piece),
       time_kernels_(options.time_kernels) {
   if ((embeds() && receives_shared()) || (has_head() && sends_shared()))
     throw Error("model: the first stage receives no hidden states and the last passes none on");
-  graph_ = std::make_unique<LlamaGraph>(device, weights, options, range, max_piece_);
+  graph_ = std::make_unique<LlamaGraph>(device, std::move(weights), config_, options, max_piece_);
   if (has_head()) pick_ = std::make_unique<ops::PickToken>(device);
   scratch_ = std::make_unique<Scratch>(device, config_, max_piece_, embeds(), has_head(), slots_, slot_count());
   stream_ = std::make_unique<vk::CommandStream>(device, timestamp_capacity());
@@ -332,75 +281,6 @@ void LayerStage::submit_chain(int32_t first, uint32_t steps, const ops::PickToke
   const auto t_submitted = Clock::now();
   pending_.push_back({&ran, HeadOutput{1, last_row, k, ranked}, 1, steps, 0, picks, false, record_s, host_in_s,
                       seconds(t0, t_submitted), seconds(t_submit, t_submitted), t_submit});
-}
-
-void LayerStage::record_chain(vk::CommandStream& stream, uint32_t steps, uint32_t k) {
-  Scratch& s = *scratch_;
-  const vk::Buffer& ranked = s.ranked_io.device_buffer();
-  const ops::PickToken::Feed feed{whole(s.ids_io[0].device_buffer()), whole(s.position_io[0].device_buffer())};
-  stream.timestamp("start");
-  s.position_io[0].record_upload(stream, 4);
-  s.ids_io[0].record_upload(stream, 4);
-  s.chain_draws_io->record_upload(stream, sizeof(ops::PickToken::Draws));
-  stream.timestamp("inputs");
-  stream.time_dispatches(time_kernels_);
-  // Each step is a decode piece of one token (the same commands as submit()'s), its logits in a
-  // row of their own (so that take_back can go back to any of them) and ranked; pick_token then
-  // picks the next step's token from that ranking and moves the position on (the last step's
-  // ranking goes to the host, which picks the token after the chain itself).
-  // (k = 0: the next token is drawn from the step's whole row of logits, and the last row goes to
-  // the host.)
-  const vk::BufferRange draws = whole(s.chain_draws_io->device_buffer()), picks = whole(s.chain_ranked_io->device_buffer());
-  const uint64_t vocab = uint64_t(config_.vocab);
-  for (uint32_t i = 0; i < steps; ++i) {
-    graph_->record_piece(stream, piece_io(0), 1, 1, k, i);
-    if (i + 1 == steps) break;
-    if (k) pick_->record(stream, whole(ranked), k, draws, i, picks, &feed);
-    else pick_->record_row(stream, s.logits, i * vocab, uint32_t(vocab), draws, i, picks, &feed);
-  }
-  stream.time_dispatches(false);
-  stream.timestamp("outputs");
-  if (steps > 1) s.chain_ranked_io->record_download(stream, uint64_t(steps - 1) * 8);
-  if (k) s.ranked_io.record_download(stream, uint64_t(k) * 8);
-  else s.logits_io.record_download(stream, vocab * 4, (steps - 1) * vocab * 4);
-  stream.timestamp("end");
-}
-
-void LayerStage::record_chain_step_in(vk::CommandStream& stream, uint32_t index, uint32_t slot) {
-  // The head stage's best id of the step before, from the ring slot it used, as this step's token.
-  const vk::Buffer& token = *slots_.token_in[(index - 1) % slots_.token_in.size()];
-  stream.acquire_external(whole(token));
-  stream.copy({&token, 0, 4}, {&scratch_->ids_io[slot].device_buffer(), 0, 4});
-}
-
-void LayerStage::set_chain_draws(const ops::PickToken::Draws& draws) {
-  if (!has_head()) throw Error("model: only the head stage picks a chain's tokens");
-  scratch_->chain_draws_io->write(0, &draws, sizeof draws);
-}
-
-void LayerStage::record_chain_step_out(vk::CommandStream& stream, const ChainStep& step, uint32_t slot,
-                                       uint32_t top_k) {
-  // The step's pick kept for the host and its id sent round the ring to the next step; the last
-  // step's ranking (top_k 0: its row) goes to the host instead, which picks the token after the chain.
-  Scratch& s = *scratch_;
-  const vk::Buffer& ranked = s.ranked_io.device_buffer();
-  const vk::Buffer& picks = s.chain_ranked_io->device_buffer();
-  const vk::Buffer& token = *slots_.token_out[slot % slots_.token_out.size()];
-  const uint64_t vocab = uint64_t(config_.vocab);
-  if (step.last) {
-    if (top_k) s.ranked_io.record_download(stream, uint64_t(top_k) * 8);
-    else s.logits_io.record_download(stream, vocab * 4, step.index * vocab * 4);
-    stream.copy({&ranked, 4, 4}, {&token, 0, 4});  // nothing takes it: the ring's slot stays handed over
-  } else {
-    if (step.index == 0) s.chain_draws_io->record_upload(stream, sizeof(ops::PickToken::Draws));
-    const uint64_t at = uint64_t(step.index) * 8;
-    const vk::BufferRange draws = whole(s.chain_draws_io->device_buffer());
-    if (top_k) pick_->record(stream, whole(ranked), top_k, draws, step.index, whole(picks));
-    else pick_->record_row(stream, s.logits, step.index * vocab, uint32_t(vocab), draws, step.index, whole(picks));
-    s.chain_ranked_io->record_download(stream, 8, at);
-    stream.copy({&picks, at + 4, 4}, {&token, 0, 4});
-  }
-  stream.release_external(whole(token));
 }
 
 void LayerStage::take_back(uint32_t tokens) {

@@ -22,6 +22,8 @@
 #include <tuple>
 #include <vector>
 
+#include "exec/stage_io.hpp"
+#include "exec/stage_profile.hpp"
 #include "graph/llama_graph.hpp"
 #include "model/llama_weights.hpp"
 #include "ops/infini_attention_layer.hpp"
@@ -43,99 +45,12 @@ namespace infini::model {
 
 struct RunnerOptions;
 
-// When a stage's device was busy with a piece, in seconds of the host's steady clock: the device
-// time between timestamp queries at the start and the end of the piece's commands, ending when the
-// host saw the work complete (host clocks alone where the device has no timestamps).
-struct BusyInterval {
-  double begin_s = 0, end_s = 0;
-};
-
-// Where a stage's time went, summed over the pieces it ran (a caller takes differences between
-// two reads to profile a window of a stream). wall_s is the host's time in submit() and finish()
-// (the whole of run()); of it, record_s went
-// to recording new piece shapes, host_in_s and host_out_s to the host's copies of the piece's
-// inputs (tokens or hidden states) into staging memory and of its outputs (hidden states or
-// logits) out of it, and submit_wait_s to submitting and waiting, of which device_s was the
-// device's own time between the piece's first and last timestamps (the host's count where there
-// are no timestamps); device_upload_s and device_download_s are the parts of device_s spent
-// copying the inputs in and the outputs out (0 without timestamps). What is left of wall_s is
-// bookkeeping; submit_wait_s - device_s is the cost of a submission and of waking the waiting host
-// (negative where pieces were submitted ahead: the device then ran while the host did other work).
-struct StageProfile {
-  int64_t pieces = 0;
-  double wall_s = 0, record_s = 0, submit_wait_s = 0, device_s = 0;
-  double host_in_s = 0, host_out_s = 0, device_upload_s = 0, device_download_s = 0;
-  // Dispatches and dependency barriers in the recordings the pieces ran: the serial steps a GPU
-  // pays a launch for, whatever the kernels cost.
-  int64_t dispatches = 0, barriers = 0;
-
-  StageProfile& operator+=(const StageProfile& o) noexcept {
-    pieces += o.pieces;
-    wall_s += o.wall_s;
-    record_s += o.record_s;
-    submit_wait_s += o.submit_wait_s;
-    device_s += o.device_s;
-    host_in_s += o.host_in_s;
-    host_out_s += o.host_out_s;
-    device_upload_s += o.device_upload_s;
-    device_download_s += o.device_download_s;
-    dispatches += o.dispatches;
-    barriers += o.barriers;
-    return *this;
-  }
-  // The pieces run between two reads of a running total.
-  StageProfile operator-(const StageProfile& earlier) const noexcept {
-    return {pieces - earlier.pieces,
-            wall_s - earlier.wall_s,
-            record_s - earlier.record_s,
-            submit_wait_s - earlier.submit_wait_s,
-            device_s - earlier.device_s,
-            host_in_s - earlier.host_in_s,
-            host_out_s - earlier.host_out_s,
-            device_upload_s - earlier.device_upload_s,
-            device_download_s - earlier.device_download_s,
-            dispatches - earlier.dispatches,
-            barriers - earlier.barriers};
-  }
-};
-
-// What the stage with the head gives back for a piece: `rows` rows of logits (the piece's last
-// rows) into `logits`, or, when top_k > 0 (rows must be 1), only the top_k best logits of the
-// last row with their ids, ranked on the device: 2 * top_k words into `ranked` (ops::TopK's
-// pairs), so decode reads back 8 * top_k bytes, not the whole row.
-struct HeadOutput {
-  uint32_t rows = 0;
-  float* logits = nullptr;
-  uint32_t top_k = 0;
-  uint32_t* ranked = nullptr;
-};
-
-// Buffers through which a stage receives its hidden states from the stage before it and passes
-// them to the one after it, when those devices share memory with this one (exec/handoff.hpp):
-// one slot per piece in flight, the i-th piece of a pipeline run using slot i % slots. Empty: the
-// host copies the hidden states in and out.
-// ready_in / ready_out, where the devices can also share a signal (vk/shared_signal.hpp): the
-// stage before gives it when a piece's hidden states are in their slot, and this stage's
-// submission of the piece waits for it on the device, so the host need not wait for the stage
-// before to finish a piece before submitting it here. Null: the host orders them.
-// token_in / token_out, token_ready_in / token_ready_out: the token ring of decode chains over
-// several stages (LlamaRunner::forward_sampled), the way back from the head stage to the embedding
-// stage: each step's best token id in a slot of shared memory (one word), with the signal the
-// embedding stage's next step waits for on its device. Empty / null: no ring.
-struct HiddenSlots {
-  std::vector<const vk::Buffer*> in, out;
-  vk::SharedSignal* ready_in = nullptr;
-  vk::SharedSignal* ready_out = nullptr;
-  std::vector<const vk::Buffer*> token_in, token_out;
-  vk::SharedSignal* token_ready_in = nullptr;
-  vk::SharedSignal* token_ready_out = nullptr;
-};
-
 class LayerStage {
  public:
-  // `options.max_piece` must already fit the device (see max_piece_for). Uploads the weights.
-  LayerStage(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options, LayerRange range,
-             HiddenSlots slots = {});
+  // `options.max_piece` must already fit the device (see max_piece_for). Runs on `weights` (on
+  // `device`), whose range is the stage's.
+  LayerStage(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
+             const RunnerOptions& options, HiddenSlots slots = {});
   ~LayerStage();
 
   bool embeds() const noexcept { return range_.first == 0; }

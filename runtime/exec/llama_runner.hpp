@@ -59,7 +59,7 @@ uint64_t context_token_bytes(const LlamaConfig& config);
 // any stream length.
 uint64_t stream_state_bytes(const LlamaConfig& config, const InfiniOptions& options);
 
-// The device's choice of greedy chain: 1 on CPU drivers (a submission and the host's wake-up
+// The device's choice of decode chain: 1 on CPU drivers (a submission and the host's wake-up
 // cost nothing next to a token there); on GPUs, where they cost a good part of a small model's
 // token, the longest chain (a power of two up to LayerStage::kMaxChain) whose tokens take at most
 // kChainBurst at `token_seconds` a token, the last decode step's, so that streamed text never
@@ -74,9 +74,11 @@ class LlamaRunner {
   LlamaRunner(vk::Device& device, const LlamaWeights& weights, const RunnerOptions& options);
   // The layers split over several devices in pipeline order, `layers_per_device[i]` on
   // devices[i] (empty: in proportion to each device's free device-local memory). Devices given no
-  // layers are left out. Each device holds only its own layers' weights and memory state.
+  // layers are left out. Each device holds only its own layers' weights and memory state. With a
+  // `cache` (the Model's), the weights are those copies every runner of the model shares, and an
+  // empty split is the one the cache took first for these devices.
   LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeights& weights, const RunnerOptions& options,
-              std::span<const int64_t> layers_per_device = {});
+              std::span<const int64_t> layers_per_device = {}, DeviceWeightCache* cache = nullptr);
   ~LlamaRunner();
 
   // Feeds the next tokens of the stream. Returns logits [tokens.size()][vocab] when all_logits,

@@ -38,11 +38,16 @@ std::string name_text(std::string_view s) {
   return out;
 }
 
-// "f32=0, f16=1": the types the reader takes, from the element-type table.
+// "f32=0, f16=1, q4_0=2": the types the reader takes, from the element-type table, in ggml's
+// numbering (the order llama.cpp lists them in).
 std::string supported_types() {
+  std::vector<const ElementTraits*> types;
+  for (const ElementTraits& t : kElementTypes) types.push_back(&t);
+  std::sort(types.begin(), types.end(),
+            [](const ElementTraits* a, const ElementTraits* b) { return a->ggml_type < b->ggml_type; });
   std::string s;
-  for (const ElementTraits& t : kElementTypes)
-    s += (s.empty() ? "" : ", ") + std::string(t.name) + "=" + std::to_string(t.ggml_type);
+  for (const ElementTraits* t : types)
+    s += (s.empty() ? "" : ", ") + std::string(t->name) + "=" + std::to_string(t->ggml_type);
   return s;
 }
 

@@ -1,4 +1,4 @@
-// A value is non-finite exactly when its exponent bits are all ones, in f32 and f16 alike, so
+// A value is non-finite exactly when its exponent bits are all ones, in f32, f16 and bf16 alike, so
 // the scan compares bit patterns and never converts (fast, and exact for every payload).
 #include "model/weight_scan.hpp"
 
@@ -33,8 +33,16 @@ NonFiniteCount count_non_finite(const TensorView& t) {
   switch (t.type) {
     case ElementType::F32: return scan<uint32_t>(t, 0x7f800000u);
     case ElementType::F16: return scan<uint16_t>(t, 0x7c00u);
+    case ElementType::BF16: return scan<uint16_t>(t, 0x7f80u);
     case ElementType::Q8_0:
     case ElementType::Q4_0:
+    case ElementType::Q4_1:
+    case ElementType::Q5_0:
+    case ElementType::Q5_1:
+    case ElementType::IQ4_NL:
+    case ElementType::IQ4_XS:
+    case ElementType::Q2_K:
+    case ElementType::Q3_K:
     case ElementType::Q4_K:
     case ElementType::Q5_K:
     case ElementType::Q6_K: {  // integers behind a scale: only a scale can be non-finite

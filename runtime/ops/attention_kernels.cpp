@@ -71,11 +71,11 @@ const StepSources kSteps[] = {
      {"attention_segment_v32", spirv::attention_segment_v32, 6, sizeof(AttentionPush)},
      {"attention_segment_v16", spirv::attention_segment_v16, 6, sizeof(AttentionPush)}},
     {AttentionStep::Matrix,
-     {"attention_coopmat_v32", spirv::attention_coopmat_v32, 5, sizeof(AttentionPush)},
-     {"attention_coopmat_v16", spirv::attention_coopmat_v16, 5, sizeof(AttentionPush)}},
+     {"attention_coopmat_v32", spirv::attention_coopmat_v32, 6, sizeof(AttentionPush)},
+     {"attention_coopmat_v16", spirv::attention_coopmat_v16, 6, sizeof(AttentionPush)}},
     {AttentionStep::MatrixEmulated,
-     {"attention_coopmat_v32_emulated", spirv::attention_coopmat_v32_emulated, 5, sizeof(AttentionPush)},
-     {"attention_coopmat_v16_emulated", spirv::attention_coopmat_v16_emulated, 5, sizeof(AttentionPush)}},
+     {"attention_coopmat_v32_emulated", spirv::attention_coopmat_v32_emulated, 6, sizeof(AttentionPush)},
+     {"attention_coopmat_v16_emulated", spirv::attention_coopmat_v16_emulated, 6, sizeof(AttentionPush)}},
 };
 
 // Why the matrix attention cannot take this shape on this device; empty when it can. Its shared

@@ -1,5 +1,5 @@
 #pragma once
-// Element-wise f32 steps of a transformer block (shaders/elementwise.comp):
+// Element-wise f32 steps of a transformer block (shaders/layer/elementwise.comp):
 //   Add:     a += b          (residual)
 //   AddRows: a[t][j] += b[j] (a projection's bias on every row; b holds `width` values)
 //   SwiGlu:  a = silu(a) * b (a: gate projection, b: up projection)

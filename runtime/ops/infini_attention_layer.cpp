@@ -120,13 +120,7 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
   rope_ = &pipelines.get(source(AttentionStep::Rope));
   append_ = &pipelines.get(source(AttentionStep::CacheAppend));
   const vk::Capabilities& caps = device.caps();
-  const AttentionKernel asked = kernel;
   kernel = choose_attention_kernel(kernel, shape, caps);
-  if (options.sliding && (kernel == AttentionKernel::Matrix || kernel == AttentionKernel::MatrixEmulated)) {
-    if (asked != AttentionKernel::Auto)
-      throw Error("infini attention: the matrix kernel does not take a sliding context; use tiled or rows");
-    kernel = AttentionKernel::Tiled;
-  }
   kernel_ = kernel;
   uint32_t memory_lanes = 0;  // the Rows family's workgroup size
   if (kernel == AttentionKernel::Rows) {
@@ -175,7 +169,7 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
     if (kernel == AttentionKernel::Tiled) {
       attention_ = &pipelines.get(source(AttentionStep::Segment), attn_spec);
     } else {  // Matrix or MatrixEmulated: the tiled family on fragments
-      const uint32_t spec[] = {kMatrixAttnWorkgroup, uint32_t(shape.head_dim), uint32_t(shape.value_dim)};
+      const uint32_t spec[] = {kMatrixAttnWorkgroup, uint32_t(shape.head_dim), uint32_t(shape.value_dim), sinks, window};
       attention_ = &pipelines.get(
           source(kernel == AttentionKernel::MatrixEmulated ? AttentionStep::MatrixEmulated : AttentionStep::Matrix), spec);
       attention_rows_ = kMatrixAttnRows;
@@ -326,7 +320,7 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
                      {whole(qs_), vk::Access::Write}, {whole(pos), vk::Access::Read}},
                     push, grid_1d(elements(tokens, int(hq), int(d)), kFlatWorkgroup, device_.caps()));
   }
-  // Every kernel but the matrix one reads the sinks' queries, the same rows as Q without sinks.
+  // The sinks' queries: the same rows as Q without sinks.
   const vk::Buffer& sink_queries = options_.sliding ? qs_ : qr_;
   // Raw K and V join the cache for the memory write at the end of the segment.
   auto append = [&](TokenRows x, uint32_t row_values, const vk::Buffer& cache) {
@@ -394,13 +388,9 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   } else {
     const AttentionPush attn{tokens, hq, hkv, d, dv, scale};
     const bool split = decode && attention_split_;
-    const bool matrix = !split && (kernel_ == AttentionKernel::Matrix || kernel_ == AttentionKernel::MatrixEmulated);
-    std::vector<vk::Binding> bindings = {{whole(qr_), vk::Access::Read},
-                                         {whole(cache_kr_), vk::Access::Read},
-                                         {whole(cache_v_), vk::Access::Read},
-                                         {whole(out), vk::Access::Write},
-                                         {whole(pos), vk::Access::Read}};
-    if (!matrix) bindings.push_back({whole(sink_queries), vk::Access::Read});
+    const std::vector<vk::Binding> bindings = {{whole(qr_), vk::Access::Read},       {whole(cache_kr_), vk::Access::Read},
+                                               {whole(cache_v_), vk::Access::Read},  {whole(out), vk::Access::Write},
+                                               {whole(pos), vk::Access::Read},       {whole(sink_queries), vk::Access::Read}};
     stream.dispatch(split ? *attention_split_ : *attention_, bindings, &attn, sizeof(attn),
                     {split ? tokens : ceil_div(tokens, attention_rows_), hq, 1});
     if (gate) memory_->record_gate(stream, *q.buffer, q.token0, m_, z_, beta_, out, tokens, gate_local != 0);

@@ -4,6 +4,7 @@
 
 #include "infini/error.hpp"
 #include "vk/spirv_requirements.hpp"
+#include "util/environment.hpp"
 
 namespace infini::ops {
 
@@ -38,8 +39,7 @@ std::string matrix_head_dims_misfit(int head_dim, int value_dim, uint32_t workgr
 }
 
 MatrixUnits matrix_units_for_auto(const vk::Capabilities& caps) {
-  const char* env = std::getenv("INFINI_MATRIX_UNITS");
-  const std::string mode = env ? env : "";
+  const std::string mode = env::value(env::Variable::MatrixUnits).value_or("");
   if (!mode.empty() && mode != "off" && mode != "emulate")
     throw Error("INFINI_MATRIX_UNITS takes 'off' or 'emulate', not '" + mode + "'");
   if (mode == "off") return MatrixUnits::None;

@@ -1,7 +1,7 @@
 #pragma once
 // The cos/sin table the RoPE kernel reads: for positions 0..positions-1 and each rotary pair i,
 // (cos(pos * theta_i), sin(pos * theta_i)) times the attention factor, computed in double and
-// rounded once to float. Kernels never evaluate sin/cos themselves (see shaders/rope.comp).
+// rounded once to float. Kernels never evaluate sin/cos themselves (see shaders/attention/rope.comp).
 #include <cstdint>
 #include <vector>
 

@@ -9,24 +9,18 @@
 #include <vector>
 
 #include "infini/error.hpp"
+#include "util/bfloat16.hpp"
 #include "util/half.hpp"
+#include "util/iq4_blocks.hpp"
+#include "util/k_scale_fit.hpp"
+#include "util/legacy_blocks.hpp"
+#include "util/low_bit_k_blocks.hpp"
 
 namespace infini {
 namespace {
 
-constexpr uint64_t kQ8Block = 32, kQ8Bytes = 34;
-constexpr uint64_t kQ4Block = 32, kQ4Bytes = 18;
 constexpr uint64_t kSuper = 256;  // values per K-format super-block
 
-float half_at(const std::byte* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return half_to_float(h);
-}
-void put_half(std::byte* p, float v) {
-  const uint16_t h = float_to_half(v);
-  std::memcpy(p, &h, 2);
-}
 unsigned byte_at(const std::byte* p, uint64_t i) { return unsigned(p[i]); }
 
 // Q4_K and Q5_K pack eight 6-bit scales and eight 6-bit mins into 12 bytes: sub-blocks 0-3 in
@@ -86,72 +80,6 @@ void decode_super_block(ElementType type, const std::byte* block, double* out) {
   }
 }
 
-// The K formats' encoders, as ggml's reference quantizers (no importance matrix) choose scales:
-// each sub-block's scale (and min) is the best of a few candidates around the one its extremes
-// give, by weighted least squares on the rounded values; the sub-block scales are then quantized
-// against the super-block's largest and the values rounded again against the quantized scales.
-int nearest(float v) { return int(std::lrintf(v)); }
-
-// Q4_K/Q5_K: the scale and the min (returned as a value >= 0 to subtract) of one sub-block of
-// n values on levels 0..top, trying iscale = (top + rmin + rdelta * step) / (max - min) for each
-// step, the weights favouring large values; `levels` gets the chosen candidate's levels.
-float fit_scale_min(const float* x, const float* w, int n, int top, float rmin, float rdelta, int steps, float& min_out,
-                    int* levels_out) {
-  float lo = x[0], hi = x[0], sum_w = w[0], sum_x = w[0] * x[0];
-  for (int i = 1; i < n; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-    sum_w += w[i];
-    sum_x += w[i] * x[i];
-  }
-  if (lo > 0) lo = 0;
-  if (hi == lo) {
-    std::fill_n(levels_out, n, 0);
-    min_out = -lo;
-    return 0;
-  }
-  const auto levels = [&](float iscale, float offset, int i) { return std::clamp(nearest(iscale * (x[i] - offset)), 0, top); };
-  float iscale = float(top) / (hi - lo), scale = 1 / iscale, best = 0;
-  for (int i = 0; i < n; ++i) {
-    levels_out[i] = levels(iscale, lo, i);
-    const float diff = scale * float(levels_out[i]) + lo - x[i];
-    best += w[i] * diff * diff;
-  }
-  for (int step = 0; step <= steps; ++step) {
-    const float candidate = (rmin + rdelta * float(step) + float(top)) / (hi - lo);
-    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
-    int tried[32];
-    for (int i = 0; i < n; ++i) {
-      tried[i] = levels(candidate, lo, i);
-      const float l = float(tried[i]);
-      sum_l += w[i] * l;
-      sum_l2 += w[i] * l * l;
-      sum_xl += w[i] * l * x[i];
-    }
-    const float det = sum_w * sum_l2 - sum_l * sum_l;
-    if (det <= 0) continue;
-    float this_scale = (sum_w * sum_xl - sum_x * sum_l) / det;
-    float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / det;
-    if (this_min > 0) {
-      this_min = 0;
-      this_scale = sum_xl / sum_l2;
-    }
-    float error = 0;
-    for (int i = 0; i < n; ++i) {
-      const float diff = this_scale * float(tried[i]) + this_min - x[i];
-      error += w[i] * diff * diff;
-    }
-    if (error < best) {
-      std::copy_n(tried, n, levels_out);
-      best = error;
-      scale = this_scale;
-      lo = this_min;
-    }
-  }
-  min_out = -lo;
-  return scale;
-}
-
 void encode_q45_k(const float* x, std::byte* block, bool five) {
   const int top = five ? 31 : 15;
   float scale[8], min[8], max_scale = 0, max_min = 0;
@@ -161,16 +89,16 @@ void encode_q45_k(const float* x, std::byte* block, bool five) {
     for (unsigned l = 0; l < 32; ++l) sum_x2 += x[32 * s + l] * x[32 * s + l];
     const float av_x = std::sqrt(sum_x2 / 32);
     for (unsigned l = 0; l < 32; ++l) w[l] = av_x + std::fabs(x[32 * s + l]);
-    scale[s] = five ? fit_scale_min(x + 32 * s, w, 32, top, -0.5f, 0.1f, 15, min[s], levels + 32 * s)
-                    : fit_scale_min(x + 32 * s, w, 32, top, -1.0f, 0.1f, 20, min[s], levels + 32 * s);
+    scale[s] = five ? fit_scale_min(x + 32 * s, w, 32, top, -0.5f, 0.1f, 15, false, min[s], levels + 32 * s)
+                    : fit_scale_min(x + 32 * s, w, 32, top, -1.0f, 0.1f, 20, false, min[s], levels + 32 * s);
     max_scale = std::max(max_scale, scale[s]);
     max_min = std::max(max_min, min[s]);
   }
   const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f, inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
   std::memset(block, 0, five ? 176 : 144);
   for (unsigned s = 0; s < 8; ++s)
-    pack_scale_min(block + 4, s, unsigned(std::min(63, nearest(inv_scale * scale[s]))),
-                   unsigned(std::min(63, nearest(inv_min * min[s]))));
+    pack_scale_min(block + 4, s, unsigned(std::min(63, nearest_int(inv_scale * scale[s]))),
+                   unsigned(std::min(63, nearest_int(inv_min * min[s]))));
   put_half(block, max_scale / 63.0f);
   put_half(block + 2, max_min / 63.0f);
   const float d = half_at(block), dmin = half_at(block + 2);
@@ -181,7 +109,7 @@ void encode_q45_k(const float* x, std::byte* block, bool five) {
     const float step = d * float(ls), offset = dmin * float(lm);
     for (unsigned l = 0; l < 32; ++l) {
       // A scale quantized to 0 keeps the fit's levels (they decode to -offset all the same).
-      const int n = step != 0 ? std::clamp(nearest((x[32 * s + l] + offset) / step), 0, top) : levels[32 * s + l];
+      const int n = step != 0 ? std::clamp(nearest_int((x[32 * s + l] + offset) / step), 0, top) : levels[32 * s + l];
       const unsigned at = 32 * (s / 2) + l;
       qs[at] = std::byte(uint8_t(byte_at(qs, at) | unsigned(n & 15) << (4 * (s % 2))));
       if (five) block[16 + l] = std::byte(uint8_t(byte_at(block, 16 + l) | unsigned(n >> 4) << s));
@@ -198,7 +126,7 @@ float fit_symmetric_scale(const float* x, int n, int* levels_out) {
     if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), extreme = x[i];
   std::fill_n(levels_out, n, -top);  // stored as 0, as ggml leaves a sub-block of zeros
   if (amax < 1e-15f) return 0;
-  const auto level = [&](float iscale, int i) { return float(std::clamp(nearest(iscale * x[i]), -top, top - 1)); };
+  const auto level = [&](float iscale, int i) { return float(std::clamp(nearest_int(iscale * x[i]), -top, top - 1)); };
   const auto sums = [&](float iscale, float& sum_xl, float& sum_l2) {
     sum_xl = sum_l2 = 0;
     for (int i = 0; i < n; ++i) {
@@ -238,14 +166,14 @@ void encode_q6_k(const float* x, std::byte* block) {
   if (max_abs < 1e-15f) return;  // all zero: d = 0
   const float inv = -128.0f / max_scale;
   put_half(block + 208, 1.0f / inv);
-  for (unsigned s = 0; s < 16; ++s) block[192 + s] = std::byte(uint8_t(int8_t(std::min(127, nearest(inv * scale[s])))));
+  for (unsigned s = 0; s < 16; ++s) block[192 + s] = std::byte(uint8_t(int8_t(std::min(127, nearest_int(inv * scale[s])))));
   const float d = half_at(block + 208);
   for (unsigned s = 0; s < 16; ++s) {
     const float step = d * float(static_cast<int8_t>(block[192 + s]));
     for (unsigned l = 0; l < 16; ++l) {
       const unsigned i = 16 * s + l, half = i / 128, q = i % 128 / 32, r = i % 32;
       // A scale quantized to 0 keeps the fit's levels (they decode to 0 all the same).
-      const unsigned n = unsigned((step != 0 ? std::clamp(nearest(x[i] / step), -32, 31) : levels[i]) + 32);
+      const unsigned n = unsigned((step != 0 ? std::clamp(nearest_int(x[i] / step), -32, 31) : levels[i]) + 32);
       const unsigned lo_at = 64 * half + 32 * (q % 2) + r, hi_at = 128 + 32 * half + r;
       block[lo_at] = std::byte(uint8_t(byte_at(block, lo_at) | (n & 15) << (4 * (q / 2))));
       block[hi_at] = std::byte(uint8_t(byte_at(block, hi_at) | (n >> 4) << (2 * q)));
@@ -272,31 +200,37 @@ void decode_blocks(ElementType type, std::span<const std::byte> data, uint64_t f
         out[i] = double(half_to_float(h));
       }
       return;
+    case ElementType::BF16:
+      for (uint64_t i = 0; i < count; ++i) {
+        uint16_t h;
+        std::memcpy(&h, data.data() + (first + i) * 2, 2);
+        out[i] = double(bf16_to_float(h));
+      }
+      return;
     case ElementType::Q8_0:
-      for (uint64_t i = 0; i < count; ++i) {
-        const uint64_t e = first + i;
-        const std::byte* block = data.data() + e / kQ8Block * kQ8Bytes;
-        const auto q = static_cast<int8_t>(block[2 + e % kQ8Block]);
-        out[i] = double(half_at(block)) * double(q);
-      }
-      return;
     case ElementType::Q4_0:
-      for (uint64_t i = 0; i < count; ++i) {
-        const uint64_t e = first + i, j = e % kQ4Block;
-        const std::byte* block = data.data() + e / kQ4Block * kQ4Bytes;
-        const auto byte = static_cast<unsigned>(block[2 + j % 16]);
-        const int n = int(j < 16 ? byte & 15u : byte >> 4);
-        out[i] = double(half_at(block)) * double(n - 8);
-      }
-      return;
+    case ElementType::Q4_1:
+    case ElementType::Q5_0:
+    case ElementType::Q5_1:
+    case ElementType::IQ4_NL:
+    case ElementType::IQ4_XS:
+    case ElementType::Q2_K:
+    case ElementType::Q3_K:
     case ElementType::Q4_K:
     case ElementType::Q5_K:
     case ElementType::Q6_K: {
-      const uint64_t bytes = element_traits(type).block_bytes;
+      const uint64_t bytes = element_traits(type).block_bytes, size = element_traits(type).block_elements;
       double values[kSuper];
       for (uint64_t i = 0; i < count;) {
-        const uint64_t e = first + i, b = e / kSuper, at = e % kSuper, n = std::min(kSuper - at, count - i);
-        decode_super_block(type, data.data() + b * bytes, values);
+        const uint64_t e = first + i, b = e / size, at = e % size, n = std::min(size - at, count - i);
+        if (is_legacy_block(type))
+          decode_legacy_block(type, data.data() + b * bytes, values);
+        else if (is_iq4_block(type))
+          decode_iq4_block(type, data.data() + b * bytes, values);
+        else if (is_low_bit_k_block(type))
+          decode_low_bit_k_block(type, data.data() + b * bytes, values);
+        else
+          decode_super_block(type, data.data() + b * bytes, values);
         std::copy_n(values + at, n, out + i);
         i += n;
       }
@@ -313,34 +247,24 @@ void encode_block_range(ElementType type, const float* values, std::byte* out, s
   switch (type) {
     case ElementType::F32:
     case ElementType::F16:
+    case ElementType::BF16:
       break;  // not block formats
     case ElementType::Q8_0:
-      for (size_t b = first; b < last; ++b) {
-        const float* x = values + b * kQ8Block;
-        std::byte* block = out + b * kQ8Bytes;
-        float amax = 0;
-        for (uint64_t j = 0; j < kQ8Block; ++j) amax = std::max(amax, std::fabs(x[j]));
-        const float d = amax / 127.0f;
-        const float inv = d != 0 ? 1.0f / d : 0.0f;
-        put_half(block, d);
-        for (uint64_t j = 0; j < kQ8Block; ++j) block[2 + j] = std::byte(uint8_t(int8_t(std::lround(x[j] * inv))));
-      }
-      break;
     case ElementType::Q4_0:
-      // The value of largest magnitude, with its sign, maps to -8: d = that value / -8, and
-      // n = x / d + 8 rounded, at most 15.
-      for (size_t b = first; b < last; ++b) {
-        const float* x = values + b * kQ4Block;
-        std::byte* block = out + b * kQ4Bytes;
-        float extreme = 0;
-        for (uint64_t j = 0; j < kQ4Block; ++j)
-          if (std::fabs(x[j]) > std::fabs(extreme)) extreme = x[j];
-        const float d = extreme / -8.0f;
-        const float inv = d != 0 ? 1.0f / d : 0.0f;
-        put_half(block, d);
-        auto nibble = [&](uint64_t j) { return unsigned(std::min(15, int(x[j] * inv + 8.5f))); };
-        for (uint64_t j = 0; j < 16; ++j) block[2 + j] = std::byte(uint8_t(nibble(j) | nibble(j + 16) << 4));
-      }
+    case ElementType::Q4_1:
+    case ElementType::Q5_0:
+    case ElementType::Q5_1:
+      for (size_t b = first; b < last; ++b)
+        encode_legacy_block(type, values + b * kLegacyBlock, out + b * t.block_bytes);
+      break;
+    case ElementType::IQ4_NL:
+    case ElementType::IQ4_XS:
+      for (size_t b = first; b < last; ++b)
+        encode_iq4_block(type, values + b * t.block_elements, out + b * t.block_bytes);
+      break;
+    case ElementType::Q2_K:
+    case ElementType::Q3_K:
+      for (size_t b = first; b < last; ++b) encode_low_bit_k_block(type, values + b * kSuper, out + b * t.block_bytes);
       break;
     case ElementType::Q4_K:
     case ElementType::Q5_K:
@@ -371,9 +295,9 @@ std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> va
     if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
     return out;
   }
-  if (type == ElementType::F16) {
+  if (type == ElementType::F16 || type == ElementType::BF16) {
     for (size_t i = 0; i < values.size(); ++i) {
-      const uint16_t h = float_to_half(values[i]);
+      const uint16_t h = type == ElementType::F16 ? float_to_half(values[i]) : float_to_bf16(values[i]);
       std::memcpy(out.data() + 2 * i, &h, 2);
     }
     return out;
@@ -404,10 +328,10 @@ std::vector<std::byte> encode_blocks(ElementType type, std::span<const float> va
 int64_t first_bad_scale(ElementType type, std::span<const std::byte> data) {
   const ElementTraits& t = element_traits(type);
   if (t.block_elements == 1) return -1;
-  // Where each format keeps its f16 super-scales: Q8_0, Q4_0 and Q6_K one (d), Q4_K and Q5_K two
-  // (d, dmin); the sub-block scales are integers.
-  const uint64_t at = type == ElementType::Q6_K ? 208 : 0;
-  const bool two = type == ElementType::Q4_K || type == ElementType::Q5_K;
+  // Each format's f16 scale d (scale_offset) and, with a min, that in the next two bytes; the
+  // sub-block scales are integers.
+  const uint64_t at = scale_offset(type);
+  const bool two = has_min_scale(type);
   for (uint64_t b = 0; b < data.size() / t.block_bytes; ++b) {
     const std::byte* block = data.data() + b * t.block_bytes + at;
     if (!std::isfinite(half_at(block)) || (two && !std::isfinite(half_at(block + 2)))) return int64_t(b);

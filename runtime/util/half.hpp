@@ -2,7 +2,9 @@
 // IEEE 754 binary16 <-> binary32 conversion on the host (round to nearest even, with
 // subnormals, infinities and NaN), matching GLSL's packHalf2x16/unpackHalf2x16.
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace infini {
 
@@ -51,6 +53,18 @@ inline uint16_t float_to_half(float f) {
   const uint32_t rest = mantissa & 0x1fffu;
   if (rest > 0x1000u || (rest == 0x1000u && (result & 1u))) ++result;  // may carry into exponent: fine
   return static_cast<uint16_t>(sign | result);
+}
+
+// The f16 stored at p (unaligned, little-endian as ggml's blocks keep their scales) as a float,
+// and v stored there.
+inline float half_at(const std::byte* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return half_to_float(h);
+}
+inline void put_half(std::byte* p, float v) {
+  const uint16_t h = float_to_half(v);
+  std::memcpy(p, &h, 2);
 }
 
 }  // namespace infini

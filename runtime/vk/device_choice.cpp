@@ -8,6 +8,7 @@
 #include "vk/check.hpp"
 #include "vk/device_profile.hpp"
 #include "vk/instance.hpp"
+#include "util/environment.hpp"
 
 namespace infini::vk {
 namespace {
@@ -114,7 +115,7 @@ size_t select_device(const std::vector<Capabilities>& devices, std::string_view 
 }
 
 size_t choose_device(const std::vector<Capabilities>& devices) {
-  if (const char* env = std::getenv("INFINI_DEVICE"); env && *env) return select_device(devices, env);
+  if (const auto named = env::value(env::Variable::Device)) return select_device(devices, *named);
   return default_device(devices);
 }
 

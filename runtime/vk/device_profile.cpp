@@ -5,6 +5,7 @@
 
 #include "infini/error.hpp"
 #include "vk/capabilities.hpp"
+#include "util/environment.hpp"
 
 namespace infini::vk {
 
@@ -17,9 +18,8 @@ const DeviceProfile& find_device_profile(std::string_view name) {
 }
 
 const DeviceProfile* device_profile_from_environment() {
-  const char* env = std::getenv("INFINI_DEVICE_PROFILE");
-  if (!env || !*env) return nullptr;
-  return &find_device_profile(env);
+  const std::optional<std::string> name = env::value(env::Variable::DeviceProfile);
+  return name ? &find_device_profile(*name) : nullptr;
 }
 
 void apply_device_profile(Capabilities& c, const DeviceProfile& p) {

@@ -5,6 +5,7 @@
 
 #include "infini/error.hpp"
 #include "vk/capabilities.hpp"
+#include "util/environment.hpp"
 
 namespace infini::vk {
 namespace {
@@ -93,8 +94,7 @@ void apply_device_quirks(Capabilities& caps, std::span<const DeviceQuirk> table,
 }
 
 void apply_device_quirks_from_environment(Capabilities& caps) {
-  const char* env = std::getenv("INFINI_QUIRKS");
-  const std::string value = env ? env : "";
+  const std::string value = env::value(env::Variable::Quirks).value_or("");
   if (value == "off") return;
   std::vector<std::string> forced;
   for (size_t start = 0; start < value.size();) {

@@ -5,6 +5,7 @@
 
 #include "infini/error.hpp"
 #include "vk/capabilities.hpp"
+#include "util/environment.hpp"
 
 namespace infini::vk {
 
@@ -12,12 +13,12 @@ namespace {
 // INFINI_WAIT_SPIN_US, read once: -1 when unset or empty.
 long spin_from_environment() {
   static const long value = [] {
-    const char* env = std::getenv("INFINI_WAIT_SPIN_US");
-    if (!env || !*env) return -1L;
+    const std::optional<std::string> text = env::value(env::Variable::WaitSpinUs);
+    if (!text) return -1L;
     char* end = nullptr;
-    const long us = std::strtol(env, &end, 10);
+    const long us = std::strtol(text->c_str(), &end, 10);
     if (*end || us < 0 || us > 100000)
-      throw Error("INFINI_WAIT_SPIN_US must be microseconds from 0 to 100000, got '" + std::string(env) + "'");
+      throw Error("INFINI_WAIT_SPIN_US must be microseconds from 0 to 100000, got '" + *text + "'");
     return us;
   }();
   return value;

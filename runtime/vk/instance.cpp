@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "vk/check.hpp"
+#include "util/environment.hpp"
 
 namespace infini::vk {
 namespace {
@@ -43,8 +44,7 @@ bool validation_layer_installed() { return has_layer(kValidationLayer); }
 
 InstanceOptions instance_options_from_environment() {
   InstanceOptions options;
-  if (const char* v = std::getenv("INFINI_VALIDATION")) {
-    std::string_view value(v);
+  if (const std::optional<std::string> value = env::value(env::Variable::Validation)) {
     if (value == "1" || value == "on") options.validation = Validation::IfAvailable;
     if (value == "required") options.validation = Validation::Required;
   }

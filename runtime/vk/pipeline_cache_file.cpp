@@ -1,4 +1,5 @@
 #include "vk/pipeline_cache_file.hpp"
+#include "util/environment.hpp"
 
 #include <unistd.h>
 
@@ -10,9 +11,9 @@
 namespace infini::vk {
 
 std::filesystem::path user_cache_directory() {
-  if (const char* dir = std::getenv("INFINI_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "infini";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "infini";
+  if (const auto dir = env::value(env::Variable::CacheDir)) return *dir;
+  if (const auto xdg = env::value(env::Variable::XdgCacheHome)) return std::filesystem::path(*xdg) / "infini";
+  if (const auto home = env::value(env::Variable::Home)) return std::filesystem::path(*home) / ".cache" / "infini";
   return {};
 }
 

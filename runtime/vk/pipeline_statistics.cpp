@@ -8,13 +8,13 @@
 #include "vk/device.hpp"
 #include "vk/external_handles.hpp"
 #include "vk/pipeline_cache.hpp"
+#include "util/environment.hpp"
 
 namespace infini::vk {
 
 bool pipeline_statistics_requested() {
   static const bool requested = [] {
-    const char* env = std::getenv("INFINI_PIPELINE_STATISTICS");
-    const std::string v = env ? env : "";
+    const std::string v = env::value(env::Variable::PipelineStatistics).value_or("");
     if (v.empty() || v == "0") return false;
     if (v == "1") return true;
     throw Error("INFINI_PIPELINE_STATISTICS must be 0 or 1, got '" + v + "'");

@@ -31,6 +31,29 @@
 vec4 int8x4_to_vec4(uint w) { return vec4(ivec4(int(w << 24), int(w << 16), int(w << 8), int(w)) >> 24); }
 // The low nibbles of a word's four bytes, low byte first, less 8 (Q4_0's offset).
 vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 15u, (w >> 24) & 15u) - 8.0; }
+// A word's four bytes, low byte first.
+vec4 bytes4(uint w) { return vec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24); }
+// Four bits (bit e for byte e) moved to bit 0 of each byte.
+uint spread4_to_bytes(uint f) { return (f & 1u) | (f & 2u) << 7 | (f & 4u) << 14 | (f & 8u) << 21; }
+
+// bfloat16 is the high half of an f32, so a pair widens with two shifts (low half first).
+vec2 unpack_bf16x2(uint w) { return vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u)); }
+
+// bfloat16 values, two per word: load_NAME(i), load4_NAME(i) and load8_NAME(i, lo, hi) as the
+// block formats below give them (i a multiple of 4 or 8 for the last two).
+#define DECLARE_BF16_INPUT(BINDING, NAME)                                                  \
+  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; };  \
+  float load_##NAME(uint i) {                                                              \
+    const uint w = NAME##_data[i >> 1];                                                    \
+    return uintBitsToFloat((i & 1u) != 0u ? w & 0xffff0000u : w << 16);                    \
+  }                                                                                        \
+  vec4 load4_##NAME(uint i) {                                                              \
+    return vec4(unpack_bf16x2(NAME##_data[i >> 1]), unpack_bf16x2(NAME##_data[(i >> 1) + 1u])); \
+  }                                                                                        \
+  void load8_##NAME(uint i, out vec4 lo, out vec4 hi) {                                    \
+    lo = load4_##NAME(i);                                                                  \
+    hi = load4_##NAME(i + 4u);                                                             \
+  }
 
 // ggml's block formats start every block with an f16 scale d and then its quants:
 //   Q8_0: 32 values in 34 bytes, 32 int8 q; value = d * q.
@@ -55,6 +78,17 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
     const uint shift = (b & 3u) * 8u, w = NAME##_data[b >> 2];                             \
     return shift == 0u ? w : (w >> shift) | (NAME##_data[(b >> 2) + 1u] << (32u - shift)); \
   }                                                                                        \
+  /* 32 bytes from an even byte b as eight words: lo the first 16, hi the next. */        \
+  void NAME##_words8(uint b, out uvec4 lo, out uvec4 hi) {                                 \
+    const uint w = b >> 2;                                                                 \
+    const bool even = (b & 3u) == 0u;                                                      \
+    uint r[9];                                                                             \
+    [[unroll]] for (uint t = 0u; t < 9u; ++t) r[t] = NAME##_data[w + t];                   \
+    [[unroll]] for (uint t = 0u; t < 4u; ++t) {                                            \
+      lo[t] = even ? r[t] : (r[t] >> 16) | (r[t + 1u] << 16);                              \
+      hi[t] = even ? r[t + 4u] : (r[t + 4u] >> 16) | (r[t + 5u] << 16);                    \
+    }                                                                                      \
+  }                                                                                        \
   void NAME##_octet(uint b, out uint q0, out uint q1) {                                    \
     const uint w = b >> 2, w0 = NAME##_data[w], w1 = NAME##_data[w + 1u];                  \
     if ((b & 3u) == 0u) { q0 = w0; q1 = w1; return; }                                      \
@@ -64,6 +98,19 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
   }                                                                                        \
   uint NAME##_even_word(bool even, uint r_lo, uint r_hi) {                                 \
     return even ? (r_lo >> 16) | (r_hi << 16) : r_hi;                                      \
+  }                                                                                        \
+  /* The chunk of an 18-byte block (Q4_0, IQ4_NL: f16 d, 16 bytes of nibbles) from five     \
+     aligned words: its scale, and its nibble bytes in lo. */                              \
+  void NAME##_chunk18(uint block, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
+    const uint b = block * 18u, w = b >> 2;                                                \
+    const uint r0 = NAME##_data[w], r1 = NAME##_data[w + 1u], r2 = NAME##_data[w + 2u];    \
+    const uint r3 = NAME##_data[w + 3u], r4 = NAME##_data[w + 4u];                         \
+    const bool even = (b & 3u) == 0u;                                                      \
+    lo = uvec4(NAME##_even_word(even, r0, r1), NAME##_even_word(even, r1, r2),             \
+               NAME##_even_word(even, r2, r3), NAME##_even_word(even, r3, r4));            \
+    hi = uvec4(0u);                                                                        \
+    scale = vec2(unpackHalf2x16(even ? r0 & 0xffffu : r0 >> 16).x);                        \
+    offset = 0.0;                                                                          \
   }
 
 #define DECLARE_Q8_0_INPUT(BINDING, NAME)                                                  \
@@ -116,27 +163,161 @@ vec4 nibbles4_minus8(uint w) { return vec4(w & 15u, (w >> 8) & 15u, (w >> 16) & 
     hi = d * nibbles4_minus8(j < 16u ? q1 : q1 >> 4);                                      \
   }                                                                                        \
   void NAME##_chunk(uint block, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
-    const uint b = block * 18u, w = b >> 2;                                                \
-    const uint r0 = NAME##_data[w], r1 = NAME##_data[w + 1u], r2 = NAME##_data[w + 2u];    \
-    const uint r3 = NAME##_data[w + 3u], r4 = NAME##_data[w + 4u];                         \
-    const bool even = (b & 3u) == 0u;                                                      \
-    lo = uvec4(NAME##_even_word(even, r0, r1), NAME##_even_word(even, r1, r2),             \
-               NAME##_even_word(even, r2, r3), NAME##_even_word(even, r3, r4));            \
-    hi = uvec4(0u);                                                                        \
-    scale = vec2(unpackHalf2x16(even ? r0 & 0xffffu : r0 >> 16).x);                        \
-    offset = 0.0;                                                                          \
+    NAME##_chunk18(block, scale, offset, lo, hi);                                          \
   }                                                                                        \
   vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
     const uint w = lo[t & 3u];                                                             \
     return nibbles4_minus8(t < 4u ? w : w >> 4);                                           \
   }
 
+// Step t (0..7) of a 32-value chunk packed as Q4_0 packs a block (word t & 3 of lo: the low
+// nibbles for t < 4, the high ones after) with, when FIVE, the 32 fifth bits in hi.x (bit 4t + e
+// for value 4t + e): the quants of values 4t..4t+3 as four bytes.
+uint nibble_step(uint t, uvec4 lo, uvec4 hi, bool five) {
+  uint q = (lo[t & 3u] >> (4u * (t >> 2))) & 0x0f0f0f0fu;
+  if (five) q |= spread4_to_bytes((hi.x >> (4u * t)) & 15u) << 4;
+  return q;
+}
+
+// ggml's Q4_1, Q5_0 and Q5_1: blocks of 32 values as Q4_0's, with after d an f16 min m (HAS_MIN:
+// Q4_1, Q5_1) and, when FIVE (Q5_0, Q5_1), 4 bytes qh whose bit j is the fifth bit (16) of value
+// j; then the 16 bytes of nibbles. A value is d * q + m, Q5_0's d * (q - 16): scale d and offset
+// -m or 16 d. Q4_1's 20-byte and Q5_1's 24-byte blocks start on a word, Q5_0's 22 at byte 0 or 2.
+#define DECLARE_NIBBLE_BLOCK_INPUT(BINDING, NAME, BYTES, HAS_MIN, FIVE)                    \
+  DECLARE_BLOCK_BYTES(BINDING, NAME, BYTES)                                                \
+  const uint NAME##_QH = HAS_MIN ? 4u : 2u;                           /* qh's byte (FIVE) */ \
+  const uint NAME##_QS = 2u + (HAS_MIN ? 2u : 0u) + (FIVE ? 4u : 0u); /* the nibbles' byte */ \
+  /* The offset from the block's first word (d, and m with a min). */                      \
+  float NAME##_offset(vec2 dm) { return HAS_MIN ? -dm.y : FIVE ? 16.0 * dm.x : 8.0 * dm.x; } \
+  void NAME##_dm(uint block, out float d, out float offset) {                              \
+    const vec2 dm = unpackHalf2x16(NAME##_quad(block * BYTES));                            \
+    d = dm.x;                                                                              \
+    offset = NAME##_offset(dm);                                                            \
+  }                                                                                        \
+  uint NAME##_fifth(uint block) { return FIVE ? NAME##_quad(block * BYTES + NAME##_QH) : 0u; } \
+  /* The quants of values j..j+3 of a block (j a multiple of 4) as four bytes. */          \
+  uint NAME##_q4(uint block, uint j) {                                                     \
+    const uint w = NAME##_quad(block * BYTES + NAME##_QS + (j & 15u));                     \
+    const uint q = (j < 16u ? w : w >> 4) & 0x0f0f0f0fu;                                   \
+    return FIVE ? q | spread4_to_bytes((NAME##_fifth(block) >> j) & 15u) << 4 : q;         \
+  }                                                                                        \
+  float load_##NAME(uint i) {                                                              \
+    float d, offset;                                                                       \
+    NAME##_dm(i >> 5, d, offset);                                                          \
+    return d * float((NAME##_q4(i >> 5, i & 28u) >> ((i & 3u) * 8u)) & 255u) - offset;     \
+  }                                                                                        \
+  vec4 load4_##NAME(uint i) {                                                              \
+    float d, offset;                                                                       \
+    NAME##_dm(i >> 5, d, offset);                                                          \
+    return d * bytes4(NAME##_q4(i >> 5, i & 31u)) - offset;                                \
+  }                                                                                        \
+  void load8_##NAME(uint i, out vec4 lo, out vec4 hi) {                                    \
+    float d, offset;                                                                       \
+    NAME##_dm(i >> 5, d, offset);                                                          \
+    lo = d * bytes4(NAME##_q4(i >> 5, i & 31u)) - offset;                                  \
+    hi = d * bytes4(NAME##_q4(i >> 5, (i & 31u) + 4u)) - offset;                           \
+  }                                                                                        \
+  /* A chunk from the block's aligned words, read once (Q5_0's blocks start at byte 0 or 2 of a \
+     word; per-field unaligned reads made it the slowest type per byte): s[k] holds the block's \
+     bytes 4k..4k+3, and a field at even byte o is one word of s or two halves. */         \
+  const uint NAME##_BLOCK_WORDS = (BYTES + (BYTES % 4u == 0u ? 0u : 2u) + 3u) / 4u;        \
+  uint NAME##_field(uint s[NAME##_BLOCK_WORDS + 1u], uint o) {                             \
+    return (o & 3u) == 0u ? s[o >> 2] : (s[o >> 2] >> 16) | (s[(o >> 2) + 1u] << 16);      \
+  }                                                                                        \
+  void NAME##_chunk(uint block, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
+    const uint b = block * BYTES, w = b >> 2;                                              \
+    const bool odd = (b & 3u) != 0u;                                                       \
+    uint r[NAME##_BLOCK_WORDS + 1u], s[NAME##_BLOCK_WORDS + 1u];                           \
+    [[unroll]] for (uint t = 0u; t < NAME##_BLOCK_WORDS; ++t) r[t] = NAME##_data[w + t];   \
+    r[NAME##_BLOCK_WORDS] = 0u;                                                            \
+    [[unroll]] for (uint t = 0u; t < NAME##_BLOCK_WORDS; ++t) s[t] = odd ? (r[t] >> 16) | (r[t + 1u] << 16) : r[t]; \
+    s[NAME##_BLOCK_WORDS] = 0u;                                                            \
+    const vec2 dm = unpackHalf2x16(s[0]);                                                  \
+    scale = vec2(dm.x);                                                                    \
+    offset = NAME##_offset(dm);                                                            \
+    lo = uvec4(NAME##_field(s, NAME##_QS), NAME##_field(s, NAME##_QS + 4u), NAME##_field(s, NAME##_QS + 8u), \
+               NAME##_field(s, NAME##_QS + 12u));                                          \
+    hi = uvec4(FIVE ? NAME##_field(s, NAME##_QH) : 0u, 0u, 0u, 0u);                        \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) { return bytes4(nibble_step(t, lo, hi, FIVE)); }
+
+#define DECLARE_Q4_1_INPUT(BINDING, NAME) DECLARE_NIBBLE_BLOCK_INPUT(BINDING, NAME, 20u, true, false)
+#define DECLARE_Q5_0_INPUT(BINDING, NAME) DECLARE_NIBBLE_BLOCK_INPUT(BINDING, NAME, 22u, false, true)
+#define DECLARE_Q5_1_INPUT(BINDING, NAME) DECLARE_NIBBLE_BLOCK_INPUT(BINDING, NAME, 24u, true, true)
+
+// ggml's IQ4_NL and IQ4_XS: 4-bit indices into 16 fixed levels (util/iq4_blocks.hpp), laid out as
+// Q4_0's nibbles. The levels are int8s packed four to a word and picked by selects and shifts, not
+// from an array: an indexed constant array is a memory gather per value on CPU drivers (3x slower
+// on lavapipe) and may go to local memory on GPUs.
+float iq4_level(uint q) {
+  const uint w = (q & 8u) != 0u ? ((q & 4u) != 0u ? 0x71594535u : 0x26190d01u)
+                                : ((q & 4u) != 0u ? 0xf6eaddcfu : 0xbfad9881u);
+  return float(int(w << (24u - 8u * (q & 3u))) >> 24);
+}
+// The levels of a word's four low nibbles (the word's bytes).
+vec4 iq4_levels4(uint q) { return vec4(iq4_level(q), iq4_level(q >> 8), iq4_level(q >> 16), iq4_level(q >> 24)); }
+
+// IQ4_NL: Q4_0's 18-byte blocks, value = d * level.
+#define DECLARE_IQ4_NL_INPUT(BINDING, NAME)                                                \
+  DECLARE_BLOCK_BYTES(BINDING, NAME, 18u)                                                  \
+  /* The indices of values j..j+3 of a block (j a multiple of 4) as four bytes. */         \
+  uint NAME##_q4(uint block, uint j) {                                                     \
+    const uint w = NAME##_quad(block * 18u + 2u + (j & 15u));                              \
+    return (j < 16u ? w : w >> 4) & 0x0f0f0f0fu;                                           \
+  }                                                                                        \
+  float load_##NAME(uint i) {                                                              \
+    return NAME##_scale(i >> 5) * iq4_level(NAME##_q4(i >> 5, i & 28u) >> ((i & 3u) * 8u)); \
+  }                                                                                        \
+  vec4 load4_##NAME(uint i) { return NAME##_scale(i >> 5) * iq4_levels4(NAME##_q4(i >> 5, i & 31u)); } \
+  void load8_##NAME(uint i, out vec4 lo, out vec4 hi) {                                    \
+    const float d = NAME##_scale(i >> 5);                                                  \
+    lo = d * iq4_levels4(NAME##_q4(i >> 5, i & 31u));                                      \
+    hi = d * iq4_levels4(NAME##_q4(i >> 5, (i & 31u) + 4u));                               \
+  }                                                                                        \
+  void NAME##_chunk(uint block, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
+    NAME##_chunk18(block, scale, offset, lo, hi);                                          \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) { return iq4_levels4(nibble_step(t, lo, hi, false)); }
+
+// IQ4_XS: 136-byte (34-word) super-blocks of 256: word 0 holds f16 d and, above it, the top bit
+// pairs of the eight 6-bit sub-block scales; word 1 their low nibbles (sub-block s at bit 4s);
+// words 2..33 the indices, sub-block s's at words 2 + 4s .. 5 + 4s as an IQ4_NL block's.
+// value = d * (scale_s - 32) * level.
+#define DECLARE_IQ4_XS_INPUT(BINDING, NAME)                                                \
+  layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; };  \
+  float NAME##_sub_scale(uint block, uint s) {                                             \
+    const uint w0 = NAME##_data[block * 34u], w1 = NAME##_data[block * 34u + 1u];          \
+    const uint ls = ((w1 >> (4u * s)) & 15u) | ((w0 >> (16u + 2u * s)) & 3u) << 4;         \
+    return unpackHalf2x16(w0).x * float(int(ls) - 32);                                     \
+  }                                                                                        \
+  uint NAME##_q4(uint i) { /* the indices of values i..i+3, i a multiple of 4 */           \
+    const uint l = i & 31u;                                                                \
+    const uint w = NAME##_data[(i >> 8) * 34u + 2u + 4u * ((i >> 5) & 7u) + ((l & 15u) >> 2)]; \
+    return (l < 16u ? w : w >> 4) & 0x0f0f0f0fu;                                           \
+  }                                                                                        \
+  float load_##NAME(uint i) {                                                              \
+    return NAME##_sub_scale(i >> 8, (i >> 5) & 7u) * iq4_level(NAME##_q4(i & ~3u) >> ((i & 3u) * 8u)); \
+  }                                                                                        \
+  vec4 load4_##NAME(uint i) { return NAME##_sub_scale(i >> 8, (i >> 5) & 7u) * iq4_levels4(NAME##_q4(i)); } \
+  void load8_##NAME(uint i, out vec4 lo, out vec4 hi) {                                    \
+    const float d = NAME##_sub_scale(i >> 8, (i >> 5) & 7u);                               \
+    lo = d * iq4_levels4(NAME##_q4(i));                                                    \
+    hi = d * iq4_levels4(NAME##_q4(i + 4u));                                               \
+  }                                                                                        \
+  void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
+    scale = vec2(NAME##_sub_scale(c >> 3, c & 7u));                                        \
+    offset = 0.0;                                                                          \
+    const uint w = (c >> 3) * 34u + 2u + 4u * (c & 7u);                                    \
+    lo = uvec4(NAME##_data[w], NAME##_data[w + 1u], NAME##_data[w + 2u], NAME##_data[w + 3u]); \
+    hi = uvec4(0u);                                                                        \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) { return iq4_levels4(nibble_step(t, lo, hi, false)); }
+
 // ggml's K formats hold super-blocks of 256 values; each format below declares
 //   NAME_qword(i)              the raw quants of values i..i+3 (i a multiple of 4) as four bytes,
 //   NAME_sub(i, scale, offset) the scale and offset of value i's sub-block,
 //   NAME_chunk, NAME_step      as for Q8_0, chunk c being values 32c..32c+31,
 // and DECLARE_K_LOADS builds the other loads from them: value = scale * (q - BIAS) - offset.
-vec4 bytes4(uint w) { return vec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24); }
 
 // Q4_K and Q5_K: eight sub-blocks of 32 with 6-bit scales and mins packed in 12 bytes (words
 // 1..3 of the block): sub-blocks 0-3 in the low 6 bits of bytes 0-3 (scale) and 4-7 (min), 4-7 in
@@ -236,14 +417,7 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
     NAME##_pair(c >> 1, header, ql_lo, ql_hi, h_lo, h_hi);                                 \
     NAME##_chunk_of_pair(c & 7u, header, ql_lo, ql_hi, h_lo, h_hi, scale, offset, lo, hi); \
   }                                                                                        \
-  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
-    uint q = (lo[t & 3u] >> (4u * (t >> 2))) & 0x0f0f0f0fu;                                \
-    if (FIVE) {                                                                            \
-      const uint f = (hi.x >> (4u * t)) & 15u;                                             \
-      q |= ((f & 1u) | (f & 2u) << 7 | (f & 4u) << 14 | (f & 8u) << 21) << 4;              \
-    }                                                                                      \
-    return bytes4(q);                                                                      \
-  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) { return bytes4(nibble_step(t, lo, hi, FIVE)); } \
   DECLARE_K_LOADS(NAME, 0.0)
 
 #define DECLARE_Q4_K_INPUT(BINDING, NAME) DECLARE_Q45_K_INPUT(BINDING, NAME, 36u, false)
@@ -271,16 +445,6 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
   uint NAME##_qword(uint i) {                                                              \
     const uint b = (i >> 8) * 210u, h = (i >> 7) & 1u, j = (i >> 5) & 3u, l = i & 31u;     \
     return NAME##_join(j, NAME##_quad(b + 64u * h + 32u * (j & 1u) + l), NAME##_quad(b + 128u + 32u * h + l)); \
-  }                                                                                        \
-  void NAME##_words8(uint b, out uvec4 lo, out uvec4 hi) {                                 \
-    const uint w = b >> 2;                                                                 \
-    const bool even = (b & 3u) == 0u;                                                      \
-    uint r[9];                                                                             \
-    [[unroll]] for (uint t = 0u; t < 9u; ++t) r[t] = NAME##_data[w + t];                   \
-    [[unroll]] for (uint t = 0u; t < 4u; ++t) {                                            \
-      lo[t] = even ? r[t] : (r[t] >> 16) | (r[t + 1u] << 16);                              \
-      hi[t] = even ? r[t + 4u] : (r[t + 4u] >> 16) | (r[t + 5u] << 16);                    \
-    }                                                                                      \
   }                                                                                        \
   /* Chunk j of a half (0..3) from its 32 bytes of ql and the half's 32 bytes of qh, packed as \
      NAME_chunk gives them (below). */                                                     \
@@ -327,5 +491,91 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
     return bytes4(low | top << 4) - 32.0;                                                  \
   }                                                                                        \
   DECLARE_K_LOADS(NAME, 32.0)
+
+// Q2_K: 84 bytes (21 words, so every block is word-aligned): scales[16] at 0 (a sub-block's scale
+// in the low nibble, its min in the high), qs[64] at 16, f16 d and dmin at 80. In half h (values
+// 128h..128h+127) value 32j + l has its two bits at bits 2j of qs[32h + l]; it is
+// d * scale * q - dmin * min for its sub-block of 16.
+#define DECLARE_Q2_K_INPUT(BINDING, NAME)                                                  \
+  DECLARE_BLOCK_BYTES(BINDING, NAME, 84u)                                                  \
+  void NAME##_sub(uint i, out float scale, out float offset) {                             \
+    const uint w = (i >> 8) * 21u, s = (i >> 4) & 15u;                                     \
+    const vec2 dm = unpackHalf2x16(NAME##_data[w + 20u]);                                  \
+    const uint sc = (NAME##_data[w + (s >> 2)] >> ((s & 3u) * 8u)) & 255u;                 \
+    scale = dm.x * float(sc & 15u);                                                        \
+    offset = dm.y * float(sc >> 4);                                                        \
+  }                                                                                        \
+  uint NAME##_qword(uint i) {                                                              \
+    const uint w = (i >> 8) * 21u + 4u + 8u * ((i >> 7) & 1u) + ((i & 31u) >> 2);          \
+    return (NAME##_data[w] >> (2u * ((i >> 5) & 3u))) & 0x03030303u;                       \
+  }                                                                                        \
+  /* The chunk's two sub-blocks have a min each where the interface has one offset, so the   \
+     chunk carries its two scales and two offsets in hi (as float bits) and NAME_step gives the \
+     values themselves (scale 1, offset 0). lo[t] holds the quants of step t in bits 0-1 of each \
+     byte and of step t + 4 in bits 2-3. */                                                \
+  void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
+    const uint w = (c >> 3) * 21u, h = (c >> 2) & 1u, j = c & 3u, s = 2u * (c & 7u);       \
+    const vec2 dm = unpackHalf2x16(NAME##_data[w + 20u]);                                  \
+    const uint sc = (NAME##_data[w + (s >> 2)] >> ((s & 3u) * 8u)) & 0xffffu;              \
+    hi = uvec4(floatBitsToUint(dm.x * float(sc & 15u)), floatBitsToUint(dm.x * float((sc >> 8) & 15u)), \
+               floatBitsToUint(dm.y * float((sc >> 4) & 15u)), floatBitsToUint(dm.y * float(sc >> 12))); \
+    const uint q = w + 4u + 8u * h;                                                        \
+    [[unroll]] for (uint t = 0u; t < 4u; ++t)                                              \
+      lo[t] = ((NAME##_data[q + t] >> (2u * j)) & 0x03030303u) |                           \
+              ((NAME##_data[q + t + 4u] >> (2u * j)) & 0x03030303u) << 2;                  \
+    scale = vec2(1.0);                                                                     \
+    offset = 0.0;                                                                          \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
+    const vec4 q = bytes4((lo[t & 3u] >> (2u * (t >> 2))) & 0x03030303u);                  \
+    return uintBitsToFloat(hi[t >> 2]) * q - uintBitsToFloat(hi[2u + (t >> 2)]);           \
+  }                                                                                        \
+  DECLARE_K_LOADS(NAME, 0.0)
+
+// Q3_K: 110 bytes (blocks start at byte 0 or 2 of a word): hmask[32] at 0, qs[64] at 32 (the two
+// low bits as Q2_K's), scales[12] at 96, f16 d at 108. Value v's third bit is bit v / 32 of
+// hmask[v % 32]; sub-block s's 6-bit scale has its low nibble in byte s % 8 (low nibble for s < 8,
+// high else) and its top two bits at bits 2 (s / 4) of byte 8 + s % 4. A value is
+// d * (scale - 32) * (q - 4), q the three bits.
+#define DECLARE_Q3_K_INPUT(BINDING, NAME)                                                  \
+  DECLARE_BLOCK_BYTES(BINDING, NAME, 110u)                                                 \
+  float NAME##_d(uint block) {                                                             \
+    const uint b = block * 110u + 108u;                                                    \
+    return unpackHalf2x16((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffffu).x;           \
+  }                                                                                        \
+  float NAME##_scale6(uint block, uint s) {                                                \
+    const uint b = block * 110u + 96u;                                                     \
+    const uint low = (NAME##_byte(b + (s & 7u)) >> (4u * (s >> 3))) & 15u;                \
+    const uint top = (NAME##_byte(b + 8u + (s & 3u)) >> (2u * (s >> 2))) & 3u;             \
+    return float(int(low | top << 4) - 32);                                                \
+  }                                                                                        \
+  void NAME##_sub(uint i, out float scale, out float offset) {                             \
+    scale = NAME##_d(i >> 8) * NAME##_scale6(i >> 8, (i >> 4) & 15u);                      \
+    offset = 0.0;                                                                          \
+  }                                                                                        \
+  uint NAME##_qword(uint i) {                                                              \
+    const uint b = (i >> 8) * 110u, h = (i >> 7) & 1u, j = (i >> 5) & 3u, l = i & 31u;     \
+    const uint low = (NAME##_quad(b + 32u + 32u * h + l) >> (2u * j)) & 0x03030303u;       \
+    return low | ((NAME##_quad(b + l) >> (4u * h + j)) & 0x01010101u) << 2;                \
+  }                                                                                        \
+  /* lo[t]: per byte, the low bits of step t (bits 0-1) and t + 4 (2-3), the third bits of   \
+     step t (bit 4) and t + 4 (bit 5). */                                                  \
+  void NAME##_chunk(uint c, out vec2 scale, out float offset, out uvec4 lo, out uvec4 hi) { \
+    const uint block = c >> 3, b = block * 110u, h = (c >> 2) & 1u, j = c & 3u, s = 2u * (c & 7u); \
+    scale = NAME##_d(block) * vec2(NAME##_scale6(block, s), NAME##_scale6(block, s + 1u));  \
+    offset = 0.0;                                                                          \
+    uvec4 q_lo, q_hi, m_lo, m_hi;                                                          \
+    NAME##_words8(b + 32u + 32u * h, q_lo, q_hi);                                          \
+    NAME##_words8(b, m_lo, m_hi);                                                          \
+    const uint mshift = 4u * h + j;                                                        \
+    lo = ((q_lo >> (2u * j)) & 0x03030303u) | ((q_hi >> (2u * j)) & 0x03030303u) << 2 |   \
+         ((m_lo >> mshift) & 0x01010101u) << 4 | ((m_hi >> mshift) & 0x01010101u) << 5;     \
+    hi = uvec4(0u);                                                                        \
+  }                                                                                        \
+  vec4 NAME##_step(uint t, uvec4 lo, uvec4 hi) {                                           \
+    const uint k = t >> 2, w = lo[t & 3u];                                                 \
+    return bytes4(((w >> (2u * k)) & 0x03030303u) | ((w >> (4u + k)) & 0x01010101u) << 2) - 4.0; \
+  }                                                                                        \
+  DECLARE_K_LOADS(NAME, 4.0)
 
 #endif

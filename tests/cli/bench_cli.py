@@ -73,27 +73,27 @@ with tempfile.TemporaryDirectory() as tmp:
     # token does (a chain replays a token's commands) and at most one more, the pick of the next
     # step's token, and the chain as resolved in the record (auto: 1 on this CPU driver).
     r = run(["--workload", "model", "--model", model, "--prefill", "8", "--decode", "6", "--repeat", "1",
-             "--greedy-chain", "auto,4"])
-    check(r.returncode == 0, "bench model --greedy-chain: " + r.stderr)
+             "--decode-chain", "auto,4"])
+    check(r.returncode == 0, "bench model --decode-chain: " + r.stderr)
     records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
-    check([x.get("greedy_chain") for x in records] == [1, 4]
+    check([x.get("decode_chain") for x in records] == [1, 4]
           and records[0]["decode_dispatches_per_token"] < records[1]["decode_dispatches_per_token"]
           <= records[0]["decode_dispatches_per_token"] + 1,
-          f"greedy-chain records {records}")
+          f"decode-chain records {records}")
     # Sampled decode (--temperature) in chains too: recorded, with the pick per chained token.
     r = run(["--workload", "model", "--model", model, "--prefill", "8", "--decode", "6", "--repeat", "1",
-             "--greedy-chain", "1,4", "--temperature", "0.9"])
+             "--decode-chain", "1,4", "--temperature", "0.9"])
     check(r.returncode == 0, "bench model --temperature: " + r.stderr)
     records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
-    check([(x.get("greedy_chain"), x.get("temperature"), x.get("top_k")) for x in records] == [(1, 0.9, 40), (4, 0.9, 40)]
+    check([(x.get("decode_chain"), x.get("temperature"), x.get("top_k")) for x in records] == [(1, 0.9, 40), (4, 0.9, 40)]
           and records[0]["decode_dispatches_per_token"] < records[1]["decode_dispatches_per_token"]
           <= records[0]["decode_dispatches_per_token"] + 1, f"temperature records {records}")
     # And with an OpenAI-style request's defaults (top-k off, top-p 1): chains draw from whole rows.
     r = run(["--workload", "model", "--model", model, "--prefill", "8", "--decode", "6", "--repeat", "1",
-             "--greedy-chain", "4", "--temperature", "1", "--top-k", "0", "--top-p", "1"])
+             "--decode-chain", "4", "--temperature", "1", "--top-k", "0", "--top-p", "1"])
     check(r.returncode == 0, "bench model --top-k 0: " + r.stderr)
     records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
-    check([(x.get("greedy_chain"), x.get("top_k"), x.get("top_p")) for x in records] == [(4, 0, 1.0)],
+    check([(x.get("decode_chain"), x.get("top_k"), x.get("top_p")) for x in records] == [(4, 0, 1.0)],
           f"whole-row records {records}")
     # On the vector kernel the norms and the SwiGLU run inside the projections: per layer and
     # token 4 dispatches (2 norms, up, SwiGLU) and 3 barriers fewer than with them apart, and one
@@ -159,12 +159,12 @@ with tempfile.TemporaryDirectory() as tmp:
     # Greedy chains of 2: one device chains; several chain where their devices wait for each
     # other on the GPU (then the token goes back round a ring), else they decode token by token.
     r = run(["--workload", "pipeline", "--model", model, "--device-sets", "0/0,0", "--prefill", "8", "--decode", "4",
-             "--repeat", "1", "--greedy-chain", "2"])
+             "--repeat", "1", "--decode-chain", "2"])
     check(r.returncode == 0, "bench pipeline --greedy-chain: " + r.stderr)
     records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
     sets = {x["devices"]: x for x in records if "phase" not in x}
-    check(sorted(sets) == ["0", "0,0"] and sets["0"]["greedy_chain"] == 2
-          and sets["0,0"]["greedy_chain"] == (1 if sets["0,0"]["handoff_waits"] == ["host"] else 2),
+    check(sorted(sets) == ["0", "0,0"] and sets["0"]["decode_chain"] == 2
+          and sets["0,0"]["decode_chain"] == (1 if sets["0,0"]["handoff_waits"] == ["host"] else 2),
           f"pipeline greedy chains {sets}")
 
 # K not a multiple of 8: the matrix kernel (emulated here) hands the call to the tiled one.
@@ -214,7 +214,7 @@ for bad in (["--dtype", "bf16"], ["--matmul-kernel", "magic"], ["--attention-ker
             ["--repeat", "0"], ["--matrix-tiles", "2x2x4x4"], ["--matrix-tiles", ""], ["--matmul-kernel", ""], ["--dtype", ""], ["--workload", ""],
             ["--matmul-kernel", "coopmat-emulated", "--matrix-tiles", "2x2x4x4x24"], ["--fused-steps", "maybe"],
             ["--fused-steps", ""], ["--vector-tiles", "96x2"], ["--vector-tiles", ""], ["--handoff-waits", "pigeon"],
-            ["--handoffs", "pcie"], ["--greedy-chain", "17"], ["--greedy-chain", "0"], ["--temperature", "-1"],
+            ["--handoffs", "pcie"], ["--decode-chain", "17"], ["--decode-chain", "0"], ["--temperature", "-1"],
             ["--workload", "sampler", "--vocab", "0"], ["--top-p", "0"], ["--top-k", "-1"]):
     r = run(["--workload", "matmul", "--m", "8", "--n", "8", "--k", "8"] + bad if "--workload" not in bad else bad)
     check(is_one_line_error(r) and not r.stdout, f"{bad}: exit {r.returncode}, stderr {r.stderr!r}")
@@ -241,7 +241,7 @@ check(len(rows) == len(models) > 0, f"model rows {len(rows)} for {len(models)} r
 for row, x in zip(rows, models):
     cells = [c.strip() for c in row.strip("|").split("|")]
     check(cells[2] == x["matmul_kernel"] and cells[3] == ("on" if x["fused_steps"] else "off")
-          and cells[5] == x["vector_tiles"] and cells[6] == x["matrix_tiles"] and cells[8] == str(x["greedy_chain"]) + (f" (T {x['temperature']:g}, top-k {x['top_k']})" if x.get("temperature") else "")
+          and cells[5] == x["vector_tiles"] and cells[6] == x["matrix_tiles"] and cells[8] == str(x["decode_chain"]) + (f" (T {x['temperature']:g}, top-k {x['top_k']})" if x.get("temperature") else "")
           and abs(float(cells[11].split(" ")[0].replace(",", "")) / x["decode_tokens_per_s"] - 1) < 5e-3,
           f"model row {cells} for {x}")
 check(len(table_rows("Matmul")) == len([x for x in all_records if x["workload"] == "matmul"]), "matmul rows")

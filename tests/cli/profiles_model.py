@@ -2,10 +2,13 @@
 """The model tests (the `[model]` cases: the runner against the float64 references, GGUF files,
 Q4 weights, sliding contexts, the passkey demo model) under every device profile `infini devices
 --profiles` lists, each a separate process with INFINI_DEVICE_PROFILE set. Not `[multi]` (phones and
-boards have one GPU) nor `[breadth]` (formats whose kernels the others share); the suite runs those
-once. On lavapipe the cost is building pipelines: each profile specializes them anew. A profile whose subgroups are 4 wide
+boards have one GPU), `[breadth]` (formats and kernels the others share) nor `[long]` (streams of
+a million tokens); the suite runs those once. On lavapipe the cost is building pipelines: each profile specializes them anew. A profile whose subgroups are 4 wide
 or narrower also runs with lavapipe's own subgroup size at 4 (LP_NATIVE_VECTOR_WIDTH=128), so
-kernels meet the narrow subgroups they would on the phone.
+kernels meet the narrow subgroups they would on the phone. Those runs keep Mesa's shader cache (and
+infini's pipeline cache) in a folder of their own: Mesa 22's lavapipe does not key its disk cache by LP_NATIVE_VECTOR_WIDTH, so a
+run beside them at 8 lanes would load their 4-lane shaders (sums in another order, and two devices
+of one test no longer equal bit for bit).
 
 The runs are dealt round-robin into SHARDS shards and this process does shard SHARD (1-based), so
 CTest can spread them over its jobs, each with a timeout of its own (tests/CMakeLists.txt).
@@ -18,7 +21,7 @@ import subprocess
 import sys
 import time
 
-SELECTION = "[model]~[multi]~[breadth]"
+SELECTION = "[model]~[multi]~[breadth]~[long]"
 
 
 def main():
@@ -36,6 +39,9 @@ def main():
         env = dict(os.environ, INFINI_DEVICE_PROFILE=p["profile"])
         if width:
             env["LP_NATIVE_VECTOR_WIDTH"] = width
+            for cache in ("MESA_SHADER_CACHE_DIR", "INFINI_CACHE_DIR"):
+                if os.environ.get(cache):
+                    env[cache] = os.path.join(os.environ[cache], "lanes-" + width)
         start = time.time()
         run = subprocess.run([tests, SELECTION], env=env, capture_output=True, text=True)
         summary = (run.stdout.strip().splitlines() or ["(no output)"])[-1]

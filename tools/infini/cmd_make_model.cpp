@@ -56,10 +56,17 @@ void check_room(const std::string& out, uint64_t bytes, const std::string& shape
                 human_bytes(uint64_t(pages) * uint64_t(page)) + " of memory, which make-model builds the file in");
 }
 
+// --dtype's values: the float types a matrix may be stored in, and every quantization scheme.
+std::vector<std::string> dtype_names() {
+  std::vector<std::string> names{"f32", "f16", "bf16"};
+  for (QuantScheme s : quant_schemes()) names.emplace_back(quant_scheme_name(s));
+  return names;
+}
+
 int run_make_model(MakeModelArgs& args) {
   args.options.infini = !args.no_infini;
   if (const std::optional<QuantScheme> scheme = quant_scheme_named(args.dtype)) args.options.scheme = scheme;
-  else args.options.dtype = *element_type_from_name(args.dtype);  // the option's check admits f32 and f16 only
+  else args.options.dtype = *element_type_from_name(args.dtype);  // the option's check admits f32, f16 and bf16 only
   check_output_path(args.out, "--out");
   const model::RandomLlamaOptions& o = args.options;
   // Sized from the shape alone, before the vocabulary or any value is made.
@@ -103,9 +110,9 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_option("--context", o.context_length, "llama.context_length (informational)")->capture_default_str();
       app.add_option("--dtype", args->dtype,
-                     "Matrix storage: f32|f16, or a quantization scheme q8_0|q4_0|q4_k_m|q5_k_m|q6_k (see infini quantize; "
+                     "Matrix storage: f32|f16|bf16, or a quantization scheme q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl|iq4_xs|q4_k_m|q5_k_m|q6_k (see infini quantize; "
                      "norms and gates stay f32; default f32)")
-          ->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0", "q4_k_m", "q5_k_m", "q6_k"}));
+          ->check(CLI::IsMember(dtype_names()));
       app.add_option("--seed", o.seed, "PRNG seed (same seed, same file)")->capture_default_str();
       app.add_option("--arch", o.arch,
                      "general.architecture (its tensors and RoPE layout: docs/design.md, \"Adding an architecture\")")

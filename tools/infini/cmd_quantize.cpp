@@ -58,11 +58,10 @@ const RegisterCommand registration{
       app.add_option("in", args->in, "Input .gguf file")->required();
       app.add_option("out", args->out, "Output .gguf file (written atomically; not the input)")->required();
       std::vector<std::pair<std::string, QuantScheme>> schemes;
-      for (QuantScheme s : {QuantScheme::Q8_0, QuantScheme::Q4_0, QuantScheme::Q4_K_M, QuantScheme::Q5_K_M, QuantScheme::Q6_K})
-        schemes.emplace_back(std::string(quant_scheme_name(s)), s);
+      for (QuantScheme s : quant_schemes()) schemes.emplace_back(std::string(quant_scheme_name(s)), s);
       const std::string help =
-          "Scheme, in any case: q8_0|q4_0|q6_k (every matrix), q4_k_m|q5_k_m (Q4_K/Q5_K with Q6_K for the output and "
-          "some attn_v/ffn_down)";
+          "Scheme, in any case: q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl|iq4_xs|q6_k (every matrix), q4_k_m|q5_k_m (Q4_K/Q5_K with Q6_K for "
+          "the output and some attn_v/ffn_down)";
       auto* type = add_choice_option(app, "type", args->scheme, schemes, help + "; or as --type");
       auto* named = add_choice_option(app, "--type", args->scheme, schemes, help)->excludes(type);
       app.add_flag("--allow-requantize", args->allow_requantize,

@@ -14,6 +14,7 @@
 #include "option_checks.hpp"
 #include "infini/error.hpp"
 #include "infini/rope_config.hpp"
+#include "rope_analysis/base_bound.hpp"
 #include "rope_analysis/rope_analysis.hpp"
 #include "rope_analysis/svg_plot.hpp"
 #include "rope_common.hpp"

@@ -31,8 +31,8 @@ struct BenchOptions {
   // matmul: shapes of the matrix-vector kernel to time, for calls that run it.
   std::vector<ops::VectorTiles> vector_tiles{ops::VectorTiles{}};
   std::vector<ops::AttentionKernel> attention_kernels{ops::AttentionKernel::Auto};
-  // model: greedy decode's most tokens per submission (RunnerOptions::greedy_chain; 0: the device's choice).
-  std::vector<uint32_t> greedy_chains{0};
+  // model: decode's most tokens per submission (RunnerOptions::decode_chain; 0: the device's choice).
+  std::vector<uint32_t> decode_chains{0};
   // model and pipeline: decode's sampling temperature (0: greedy), top-k (0: off) and top-p, as infini run's.
   double temperature = 0;
   int top_k = 40;

@@ -103,7 +103,7 @@ void emit_kernel_times(const BenchRun& run, const nlohmann::json& model_record, 
     nlohmann::json r;
     for (const char* key :
          {"workload", "model", "matmul_kernel", "fused_steps", "attention_kernel", "vector_tiles", "matrix_tiles",
-          "greedy_chain"})
+          "decode_chain"})
       if (model_record.contains(key)) r[key] = model_record[key];
     r["phase"] = "kernel_times";
     r["part"] = part;
@@ -168,7 +168,7 @@ void prefill_decode(BenchRun& run, const BenchModel& bm, std::span<const int64_t
   record["vector_tiles"] = choice.vector_tiles.name();
   record["matrix_tiles"] = choice.matrix_tiles.name();
   // Most decode tokens per submission, as the runner resolved it (1: a submission per token).
-  record["greedy_chain"] = std::max<uint32_t>(runner.decode_chain(), 1);
+  record["decode_chain"] = std::max<uint32_t>(runner.decode_chain(), 1);
   record["temperature"] = o.temperature;  // decode's draws (0: greedy)
   if (o.temperature > 0) {
     record["top_k"] = o.top_k;
@@ -231,7 +231,7 @@ void bench_model(BenchRun& run) {
       for (const bool fused : o.fused_steps)
         for (const ops::VectorTiles& vt : o.vector_tiles)
           for (const ops::MatrixTiles& mt : o.matrix_tiles)
-            for (const uint32_t chain : o.greedy_chains)
+            for (const uint32_t chain : o.decode_chains)
               prefill_decode(run, bm, split, {kernel, fused, attention, vt, mt, chain});
 
   if (o.stream_tokens.empty()) return;
@@ -295,9 +295,12 @@ void bench_model(BenchRun& run) {
     run.emit(line);
     if (o.interleave) {
       // A second runner that stays within its first segments, timed in alternation with the long
-      // stream's next segments: machine load that drifts over minutes hits both alike.
+      // stream's next segments: machine load that drifts over minutes hits both alike. A sliding
+      // context's fresh stream is first fed past its slide (its first C tokens attend fewer keys,
+      // which no later token does), so both sides attend whole contexts.
       model::LlamaRunner fresh(run.devices, weights, ro, split);
       const int64_t seg = ro.infini.segment;
+      const int64_t untimed = ro.infini.sliding ? seg : 0;  // tokens before the fresh stream's timed ones
       const int rounds = 4;
       double late_s = 0, early_s = 0;
       auto time_segment = [&](model::LlamaRunner& r) {
@@ -307,7 +310,10 @@ void bench_model(BenchRun& run) {
       };
       fresh.forward(piece, false);  // untimed: records its command buffers first
       for (int i = 0; i < rounds; ++i) {
-        if (fresh.tokens_seen() >= 2 * seg) fresh.reset();
+        if (fresh.tokens_seen() >= 2 * seg + untimed) {
+          fresh.reset();
+          if (untimed > 0) fresh.forward(piece, false);
+        }
         early_s += time_segment(fresh);
         late_s += time_segment(runner);
       }

@@ -115,7 +115,7 @@ void bench_pipeline(BenchRun& run) {
     // One device hands nothing off: it runs once whatever the kinds.
     const std::vector<std::string> kinds = names.size() > 1 ? o.handoffs : std::vector<std::string>{"auto"};
     const std::vector<std::string> waits = names.size() > 1 ? o.handoff_waits : std::vector<std::string>{"auto"};
-    for (const uint32_t chain : o.greedy_chains)
+    for (const uint32_t chain : o.decode_chains)
       for (const std::string& kind : kinds)
         for (const std::string& wait : waits) {
           DeviceSet s{list, kind, wait, chain, nullptr, nullptr, {}, {}};
@@ -150,7 +150,7 @@ void bench_pipeline(BenchRun& run) {
     }
 
   for (DeviceSet& s : sets) {
-    // Ratios to the first set decoding the same way (the same --greedy-chain).
+    // Ratios to the first set decoding the same way (the same --decode-chain).
     const DeviceSet& first = *std::find_if(sets.begin(), sets.end(),
                                            [&](const DeviceSet& f) { return f.decode_chain == s.decode_chain; });
     const Stats first_prefill = stats_of(first.prefill), first_decode = stats_of(first.decode);
@@ -166,7 +166,7 @@ void bench_pipeline(BenchRun& run) {
                         {"handoffs", handoff_names(*s.runner)},
                         {"handoff_wait", s.wait},
                         {"handoff_waits", handoff_wait_names(*s.runner)},
-                        {"greedy_chain", std::max<uint32_t>(s.runner->decode_chain(), 1)},
+                        {"decode_chain", std::max<uint32_t>(s.runner->decode_chain(), 1)},
                         {"temperature", o.temperature},
                         {"stages", stages},
                         {"segment", ro.infini.segment},
@@ -200,7 +200,7 @@ void bench_pipeline(BenchRun& run) {
     handoffs = s.runner->handoff_profiles();
     decode_tokens(*s.runner, argmax(logits), o.decode, bench_sampling(o.temperature, o.top_k, o.top_p));
     nlohmann::json line{{"workload", "pipeline"}, {"phase", "handoffs"}, {"devices", s.name}, {"handoff", s.handoff},
-                        {"handoff_wait", s.wait}, {"greedy_chain", std::max<uint32_t>(s.runner->decode_chain(), 1)},
+                        {"handoff_wait", s.wait}, {"decode_chain", std::max<uint32_t>(s.runner->decode_chain(), 1)},
                         {"prefill_tokens", o.prefill}, {"prefill_stages", prefill}};
     if (o.decode > 0) {
       line["decode_tokens"] = o.decode;

@@ -81,7 +81,7 @@ struct Args {
   std::string vector_tiles = "auto";
   std::string attention_kernels = "auto";
   std::string fused_steps = "on";
-  std::string greedy_chains = "auto";
+  std::string decode_chains = "auto";
   std::string tokens = "65536";
   ModelArgs devices;  // --device, --devices, --split
 };
@@ -99,11 +99,19 @@ std::vector<T> parse_each(const std::string& text, Parse parse, const std::strin
   return out;
 }
 
+// The weight types f32-TYPE takes: every element type but f32, from the one table.
+std::string weight_type_names() {
+  std::string names;
+  for (const ElementTraits& e : kElementTypes)
+    if (e.type != ElementType::F32) names += (names.empty() ? "" : ", ") + std::string(e.name);
+  return names;
+}
+
 int run_bench(Args& args) {
   args.options.dtypes = split_list(args.dtypes);
   for (const auto& d : args.options.dtypes)
     if (d != "f32" && d != "f16" && !(d.starts_with("f32-") && d != "f32-f32" && element_type_from_name(d.substr(4))))
-      throw Error("--dtype takes f32, f16 and/or f32-TYPE for weights of TYPE f16, q8_0, q4_0, q4_k, q5_k or q6_k, not '" + d + "'");
+      throw Error("--dtype takes f32, f16 and/or f32-TYPE for weights of TYPE " + weight_type_names() + ", not '" + d + "'");
   args.options.matmul_kernels = parse_each<ops::MatmulKernel>(args.matmul_kernels, ops::matmul_kernel_named,
       "--matmul-kernel takes auto, tiled, tiled-half, registers, lanes, vector, vector-shared, coopmat and/or coopmat-emulated");
   args.options.matrix_tiles = parse_each<ops::MatrixTiles>(args.matrix_tiles, ops::matrix_tiles_named,
@@ -118,15 +126,15 @@ int run_bench(Args& args) {
       args.fused_steps,
       [](std::string_view v) { return v == "on" || v == "off" ? std::optional<bool>(v == "on") : std::nullopt; },
       "--fused-steps takes on and/or off");
-  args.options.greedy_chains = parse_each<uint32_t>(
-      args.greedy_chains,
+  args.options.decode_chains = parse_each<uint32_t>(
+      args.decode_chains,
       [](std::string_view v) -> std::optional<uint32_t> {
         if (v == "auto") return 0u;
         for (uint32_t n = 1; n <= model::LayerStage::kMaxChain; ++n)
           if (v == std::to_string(n)) return n;
         return std::nullopt;
       },
-      "--greedy-chain takes auto and/or tokens per submission from 1 to " + std::to_string(model::LayerStage::kMaxChain));
+      "--decode-chain takes auto and/or tokens per submission from 1 to " + std::to_string(model::LayerStage::kMaxChain));
   args.options.tokens.clear();
   for (const auto& t : split_list(args.tokens)) {
     char* end = nullptr;
@@ -141,7 +149,7 @@ int run_bench(Args& args) {
                                     std::pair{"--vector-tiles", args.options.vector_tiles.empty()},
                                     std::pair{"--attention-kernel", args.options.attention_kernels.empty()},
                                     std::pair{"--fused-steps", args.options.fused_steps.empty()},
-                                    std::pair{"--greedy-chain", args.options.greedy_chains.empty()},
+                                    std::pair{"--decode-chain", args.options.decode_chains.empty()},
                                     std::pair{"--tokens", args.options.tokens.empty()},
                                     std::pair{"--vocab", args.options.vocabs.empty()}})
     if (empty) throw Error(std::string(flag) + " needs at least one value");
@@ -188,7 +196,7 @@ const RegisterCommand registration{
       app.add_option("--m", args->options.m, "matmul rows of A and C")->check(integer_range(1u, 1u << 16))->capture_default_str();
       app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(integer_range(1u, 1u << 16))->capture_default_str();
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(integer_range(1u, 1u << 16))->capture_default_str();
-      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-q8_0, f32-q4_0, f32-q4_k, f32-q5_k, f32-q6_k (quantized weights)")
+      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-bf16, f32-q8_0, f32-q4_0, f32-q4_1, f32-q5_0, f32-q5_1, f32-q4_k, f32-q5_k, f32-q6_k (bf16 and quantized weights)")
           ->capture_default_str();
       app.add_option("--matmul-kernel", args->matmul_kernels, "matmul, and model (its projections; vector also runs the norms, SwiGLU and biases in their passes for decode): kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
           ->capture_default_str();
@@ -200,7 +208,7 @@ const RegisterCommand registration{
           ->capture_default_str();
       app.add_option("--fused-steps", args->fused_steps, "model: on, off or both: decode on the vector kernel runs the norms, the SwiGLU and the biases inside the projections' passes, and on the tiled attention RoPE, the cache append and the merge inside the attention's, or all as dispatches of their own (timed in the same run)")
           ->capture_default_str();
-      app.add_option("--greedy-chain", args->greedy_chains, "model: greedy decode's most tokens per device submission, each fed from the one before on the device, to time in the same run: auto (on GPUs as many as decode in about 50 ms, up to 16; 1 on CPU drivers) and/or 1 to 16 (1: a submission and a read-back per token, as llama.cpp's tg does)")
+      app.add_option("--decode-chain,--greedy-chain", args->decode_chains, "model: decode's most tokens per device submission, each fed from the one before on the device, to time in the same run: auto (on GPUs as many as decode in about 50 ms, up to 16; 1 on CPU drivers) and/or 1 to 16 (1: a submission and a read-back per token, as llama.cpp's tg does)")
           ->capture_default_str();
       app.add_option("--temperature", args->options.temperature,
                      "model and pipeline: decode draws its tokens at this temperature (with --top-k and --top-p), "
