@@ -76,6 +76,10 @@ struct ModelInfo {
   int64_t context = 0;           // a plain file's context C (0: an Infini-attention model, unbounded)
   int64_t sinks = 0;             // ... and the sinks it keeps past C
   uint64_t state_bytes = 0;      // device memory of a session's stream state, the same at any length
+  // Device memory of the weights (matrices as stored, vectors as f32, before the driver's
+  // alignment), taken once per device by the first session there and shared by the model's later
+  // sessions: N sessions on one device cost weight_bytes + N * (state_bytes + activations).
+  uint64_t weight_bytes = 0;
   bool memory = false;           // whether sessions use the compressive memory
   bool has_infini_keys = false;  // the file carries infini.* keys
   int32_t bos = -1, eos = -1;    // special tokens, -1 when the vocabulary has none

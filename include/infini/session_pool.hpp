@@ -1,9 +1,11 @@
 #pragma once
 // infini::SessionPool: many independent streams on several devices at once, for a server that
-// serves many users. One worker per Model (load the same file once per Context, one Context per
-// device or per device set); each worker holds one Session with its own copy of the weights on
-// its device. A job is a function of a Session: it runs on the first free worker, on a session
-// that starts empty (reset), and its result comes back through a std::future.
+// serves many users. `sessions_per_model` workers per Model (load the same file once per Context,
+// one Context per device or per device set); each worker holds one Session, and the sessions of
+// one Model share its one copy of the weights on its devices (each adds only its stream state and
+// activations). Workers on one device run at once, their submissions interleaved on its queue. A
+// job is a function of a Session: it runs on the first free worker, on a session that starts
+// empty (reset), and its result comes back through a std::future.
 //
 //   std::vector<infini::Model> models;               // one per device
 //   for (auto& ctx : contexts) models.emplace_back(ctx, "model.gguf");
@@ -32,8 +34,10 @@ namespace infini {
 
 class SessionPool {
  public:
-  // Creates one session per model (uploading its weights) and starts a worker for each.
-  explicit SessionPool(const std::vector<Model>& models);
+  // Creates sessions_per_model (1 to kMaxSessionsPerModel) sessions per model, the first of each
+  // uploading its weights, and starts a worker for each.
+  explicit SessionPool(const std::vector<Model>& models, size_t sessions_per_model = 1);
+  static constexpr size_t kMaxSessionsPerModel = 256;
   // Runs the jobs already submitted, then stops the workers.
   ~SessionPool();
   SessionPool(const SessionPool&) = delete;
@@ -50,7 +54,7 @@ class SessionPool {
   }
 
   size_t workers() const noexcept;
-  // How many jobs each worker has run so far (worker i runs on models[i]'s devices).
+  // How many jobs each worker has run so far (worker i runs on models[i % models.size()]'s devices).
   std::vector<size_t> jobs_run() const;
 
  private:

@@ -65,6 +65,7 @@ ModelInfo describe(const model::LlamaWeights& w, const model::RunnerOptions& o, 
   i.context = o.infini.sliding ? o.infini.segment : 0;
   i.sinks = o.infini.sliding ? o.infini.sinks : 0;
   i.state_bytes = model::stream_state_bytes(c, o.infini);
+  i.weight_bytes = model::device_weight_bytes(w, {0, c.layers});
   i.memory = o.infini.memory;
   i.has_infini_keys = c.has_infini_keys;
   i.bos = w.vocab.bos, i.eos = w.vocab.eos, i.add_bos = w.vocab.add_bos;

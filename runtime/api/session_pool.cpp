@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace infini {
@@ -33,11 +34,17 @@ struct SessionPool::Impl {
   }
 };
 
-SessionPool::SessionPool(const std::vector<Model>& models) : impl_(std::make_unique<Impl>()) {
+SessionPool::SessionPool(const std::vector<Model>& models, size_t sessions_per_model)
+    : impl_(std::make_unique<Impl>()) {
   if (models.empty()) throw Error("session pool: no models to run sessions on");
-  for (const Model& m : models) impl_->sessions.emplace_back(m);
-  impl_->jobs_run.assign(models.size(), 0);
-  for (size_t i = 0; i < models.size(); ++i) impl_->threads.emplace_back([this, i] { impl_->work(i); });
+  if (sessions_per_model < 1 || sessions_per_model > kMaxSessionsPerModel)
+    throw Error("session pool: sessions per model must be 1 to " + std::to_string(kMaxSessionsPerModel) + ", got " +
+                std::to_string(sessions_per_model));
+  // Worker i on models[i % models.size()]: the first free workers spread over the devices.
+  for (size_t k = 0; k < sessions_per_model; ++k)
+    for (const Model& m : models) impl_->sessions.emplace_back(m);
+  impl_->jobs_run.assign(impl_->sessions.size(), 0);
+  for (size_t i = 0; i < impl_->sessions.size(); ++i) impl_->threads.emplace_back([this, i] { impl_->work(i); });
 }
 
 SessionPool::~SessionPool() {

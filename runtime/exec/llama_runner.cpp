@@ -18,7 +18,8 @@ LlamaRunner::LlamaRunner(vk::Device& device, const LlamaWeights& weights, const 
     : LlamaRunner(std::array<vk::Device*, 1>{&device}, weights, options) {}
 
 LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeights& weights,
-                         const RunnerOptions& options, std::span<const int64_t> layers_per_device)
+                         const RunnerOptions& options, std::span<const int64_t> layers_per_device,
+                         DeviceWeightCache* cache)
     : config_((check_llama_weights(weights), weights.config)), options_(options) {
   if (options.max_piece < 1) throw Error("model: max_piece must be >= 1");
   if (options.decode_chain > LayerStage::kMaxChain)
@@ -26,9 +27,11 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
                 ", got " + std::to_string(options.decode_chain));
   if (devices.empty()) throw Error("model: no devices given");
   options_.infini.rope = config_.rope;
-  const std::vector<int64_t> counts = layers_per_device.empty()
-                                         ? layers_for_devices(devices, config_.layers)
-                                         : std::vector<int64_t>(layers_per_device.begin(), layers_per_device.end());
+  auto by_memory = [&] { return layers_for_devices(devices, config_.layers); };
+  const std::vector<int64_t> counts =
+      !layers_per_device.empty() ? std::vector<int64_t>(layers_per_device.begin(), layers_per_device.end())
+      : cache                    ? cache->split(devices, by_memory)
+                                 : by_memory();
   int64_t sum = 0;
   bool negative = false;
   for (int64_t c : counts) {
@@ -120,7 +123,9 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
     const size_t i = used[u];
     const LayerRange range{first, first + counts[i]};
     try {
-      stages_.push_back(std::make_unique<LayerStage>(*devices[i], weights, options_, range, std::move(slots[u])));
+      std::shared_ptr<const DeviceWeights> copy = cache ? cache->get(*devices[i], weights, range)
+                                                        : std::make_shared<const DeviceWeights>(*devices[i], weights, range);
+      stages_.push_back(std::make_unique<LayerStage>(*devices[i], std::move(copy), config_, options_, std::move(slots[u])));
     } catch (const std::exception& e) {  // name the device and its layers when there are several
       if (devices.size() == 1) throw;
       throw Error("device '" + devices[i]->caps().name + "' (layers " + std::to_string(range.first) + "-" +

@@ -14,36 +14,11 @@
 namespace infini::model {
 namespace {
 
-// Weight matrices are stored on the device exactly as in the file (f32 or packed f16), in as
-// many row chunks as the device's buffer limits need (one on most devices).
-ops::RowChunks upload_matrix(vk::Device& device, const TensorView& t) {
-  const uint64_t rows = t.shape.size() > 1 ? uint64_t(t.shape[1]) : 1;
-  return ops::RowChunks(device, t.name, t.data, rows, t.data.size() / std::max<uint64_t>(rows, 1),
-                        ops::max_chunk_bytes(device.caps()));
-}
-
-// Norm weights are small and read as f32 by the kernels.
-vk::Buffer upload_f32(vk::Device& device, const TensorView& t) {
-  const std::vector<double> wide = widen_all(t);
-  const std::vector<float> values(wide.begin(), wide.end());
-  vk::Buffer b(device, values.size() * 4, vk::MemoryUse::DeviceLocal, t.name);
-  vk::upload(b, std::span<const float>(values));
-  return b;
-}
-
-// An optional f32 vector on the device, when the file has it (qwen2's Q/K/V biases, qwen3's
-// Q/K norm weights).
-std::unique_ptr<vk::Buffer> upload_optional(vk::Device& d, const std::optional<TensorView>& t) {
-  return t ? std::make_unique<vk::Buffer>(upload_f32(d, *t)) : nullptr;
-}
-
 vk::BufferRange whole(const vk::Buffer& b) { return vk::BufferRange::whole(b); }
 
 vk::Buffer scratch(vk::Device& device, uint64_t floats, const char* label) {
   return vk::Buffer(device, std::max<uint64_t>(floats, 1) * 4, vk::MemoryUse::DeviceLocal, label);
 }
-
-bool is_tied(const LlamaWeights& w) { return w.output.data.data() == w.token_embd.data.data(); }
 
 }  // namespace
 
@@ -55,23 +30,6 @@ uint32_t max_piece_for(const vk::Device& device, const LlamaConfig& c, uint32_t 
                 "(maxStorageBufferRange / maxMemoryAllocationSize) of '" + device.caps().name + "', " +
                 std::to_string(limit) + " bytes");
   return uint32_t(std::min<uint64_t>(wanted, limit / widest_row));
-}
-
-void check_stage_fits(const vk::Device& device, const LlamaWeights& w, LayerRange range) {
-  uint64_t bytes = 0;
-  if (range.first == 0) bytes += w.token_embd.data.size();
-  if (range.last == w.config.layers) bytes += w.output_norm.data.size() + w.output.data.size();
-  for (int64_t i = range.first; i < range.last; ++i) {
-    const LlamaLayerWeights& l = w.layers[size_t(i)];
-    for (const TensorView* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
-      bytes += t->data.size();
-  }
-  const uint64_t heap = device.caps().largest_device_local_heap;
-  if (heap && bytes > heap)
-    throw Error("model: the weights of layers " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
-                " need " + std::to_string(bytes) + " bytes (" + std::to_string(bytes >> 20) +
-                " MiB) of device memory; the largest device-local memory heap of '" + device.caps().name + "' has " +
-                std::to_string(heap) + " bytes (" + std::to_string(heap >> 20) + " MiB)");
 }
 
 struct LlamaGraph::Kernels {
@@ -100,24 +58,23 @@ struct LlamaGraph::Activations {
   }
 };
 
+// One layer's kernels over its weights (shared, read-only) and its attention state (this graph's).
 struct LlamaGraph::Layer {
-  vk::Buffer attn_norm, ffn_norm;
-  std::unique_ptr<vk::Buffer> bq, bk, bv, q_norm, k_norm;
-  ops::RowChunks wq, wk, wv, wo, w_gate, w_up, w_down;
+  const DeviceLayerWeights& w;
   ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
   std::unique_ptr<ops::InfiniAttentionLayer> attention;
 
-  Layer(vk::Device& d, const LlamaLayerWeights& w, ops::MatmulKernel kernel, ops::MatrixTiles mt, ops::VectorTiles vt)
-      : attn_norm(upload_f32(d, w.attn_norm)), ffn_norm(upload_f32(d, w.ffn_norm)), bq(upload_optional(d, w.bq)),
-        bk(upload_optional(d, w.bk)), bv(upload_optional(d, w.bv)), q_norm(upload_optional(d, w.q_norm)),
-        k_norm(upload_optional(d, w.k_norm)),
-        wq(upload_matrix(d, w.wq)), wk(upload_matrix(d, w.wk)), wv(upload_matrix(d, w.wv)), wo(upload_matrix(d, w.wo)),
-        w_gate(upload_matrix(d, w.ffn_gate)), w_up(upload_matrix(d, w.ffn_up)), w_down(upload_matrix(d, w.ffn_down)),
-        mm_q(d, ElementType::F32, w.wq.type, {}, kernel, mt, vt), mm_k(d, ElementType::F32, w.wk.type, {}, kernel, mt, vt),
-        mm_v(d, ElementType::F32, w.wv.type, {}, kernel, mt, vt), mm_o(d, ElementType::F32, w.wo.type, {}, kernel, mt, vt),
-        mm_gate(d, ElementType::F32, w.ffn_gate.type, {}, kernel, mt, vt),
-        mm_up(d, ElementType::F32, w.ffn_up.type, {}, kernel, mt, vt),
-        mm_down(d, ElementType::F32, w.ffn_down.type, {}, kernel, mt, vt), glu_fusable(w.ffn_gate.type == w.ffn_up.type) {}
+  Layer(vk::Device& d, const DeviceLayerWeights& weights, ops::MatmulKernel kernel, ops::MatrixTiles mt,
+        ops::VectorTiles vt)
+      : w(weights),
+        mm_q(d, ElementType::F32, weights.types.wq, {}, kernel, mt, vt),
+        mm_k(d, ElementType::F32, weights.types.wk, {}, kernel, mt, vt),
+        mm_v(d, ElementType::F32, weights.types.wv, {}, kernel, mt, vt),
+        mm_o(d, ElementType::F32, weights.types.wo, {}, kernel, mt, vt),
+        mm_gate(d, ElementType::F32, weights.types.ffn_gate, {}, kernel, mt, vt),
+        mm_up(d, ElementType::F32, weights.types.ffn_up, {}, kernel, mt, vt),
+        mm_down(d, ElementType::F32, weights.types.ffn_down, {}, kernel, mt, vt),
+        glu_fusable(weights.types.ffn_gate == weights.types.ffn_up) {}
 
   // Whether a piece (its rows in `args`) runs its projections on the vector kernel, which then
   // takes the norm (and biases) before Q, K, V, and the FFN's norm, gate, up and SwiGLU, in their
@@ -129,39 +86,27 @@ struct LlamaGraph::Layer {
   bool glu_fusable;  // the gate and up weights have one type (so one kernel reads both)
 };
 
-LlamaGraph::LlamaGraph(vk::Device& device, const LlamaWeights& weights, const GraphOptions& options, LayerRange range,
-                       uint32_t max_piece)
-    : device_(device), config_(weights.config), range_(range), fused_steps_(options.fused_steps) {
+LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
+                       const GraphOptions& options, uint32_t max_piece)
+    : device_(device), config_(config), range_(weights->range()), fused_steps_(options.fused_steps),
+      weights_(std::move(weights)) {
   const LlamaConfig& c = config_;
-  if (range.first < 0 || range.last > c.layers || range.count() < 1)
-    throw Error("model: layer range " + std::to_string(range.first) + "-" + std::to_string(range.last - 1) +
-                " is not inside the model's " + std::to_string(c.layers) + " layers");
-  check_stage_fits(device, weights, range);
+  if (&weights_->device() != &device) throw Error("model: a graph's weights must be on its own device");
   const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
-  kernels_ = std::make_unique<Kernels>(device, weights.token_embd.type);
-  if (embeds()) token_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
-  layers_.reserve(size_t(range.count()));
+  kernels_ = std::make_unique<Kernels>(device, weights_->token_embd_type());
+  layers_.reserve(size_t(range_.count()));
   bool qk_norm = false;
-  for (int64_t i = range.first; i < range.last; ++i) {
-    const LlamaLayerWeights& w = weights.layers[size_t(i)];
-    std::vector<float> beta(size_t(c.heads), 0.0f);
-    if (w.mem_gate) {
-      const std::vector<double> b = widen_all(*w.mem_gate);
-      std::copy(b.begin(), b.end(), beta.begin());
-    }
+  for (int64_t i = range_.first; i < range_.last; ++i) {
+    const DeviceLayerWeights& w = weights_->layer(i);
     Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
-    layer.attention =
-        std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32, beta, options.kernel,
-                                                    max_piece);
+    layer.attention = std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32,
+                                                                  w.gate_logits, options.kernel, max_piece);
     layer.attention->fuse_decode_steps(options.fused_steps);
-    qk_norm = qk_norm || w.q_norm.has_value();
+    qk_norm = qk_norm || w.q_norm != nullptr;
   }
   if (has_head()) {
-    output_norm_ = std::make_unique<vk::Buffer>(upload_f32(device, weights.output_norm));
-    if (!is_tied(weights)) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));
-    else if (!embeds()) head_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
     logits_matmul_ =
-        std::make_unique<ops::Matmul>(device, ElementType::F32, weights.output.type, ops::MatmulTiles{},
+        std::make_unique<ops::Matmul>(device, ElementType::F32, weights_->output_type(), ops::MatmulTiles{},
                                       options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
     top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
   }
@@ -210,7 +155,7 @@ void LlamaGraph::record_piece(vk::CommandStream& stream, const PieceIO& io, uint
   Activations& s = *activations_;
   const vk::Buffer& x = *io.x;
   const Kernels& k = *kernels_;
-  if (embeds()) k.embed.record(stream, whole(*io.ids), *token_embd_, whole(x), n, e);
+  if (embeds()) k.embed.record(stream, whole(*io.ids), *weights_->token_embd(), whole(x), n, e);
   auto matmul = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, const vk::Buffer& out_buf,
                     uint32_t out, uint32_t in) {
     ops::record_matmul_chunks(mm, stream, {n, out, in, whole(a), {}, whole(out_buf)}, b);
@@ -227,47 +172,47 @@ void LlamaGraph::record_piece(vk::CommandStream& stream, const PieceIO& io, uint
     // projections' own passes, else as separate steps.
     ops::MatmulArgs probe{n, qd, e, whole(x), {}, whole(s.q)};
     const bool fuse_qkv = fused_steps_ && l.fuses_attention_steps(probe);
-    if (!fuse_qkv) k.norm.record(stream, whole(x), whole(l.attn_norm), whole(s.h), n, e, eps);
+    if (!fuse_qkv) k.norm.record(stream, whole(x), whole(l.w.attn_norm), whole(s.h), n, e, eps);
     auto project = [&](const ops::Matmul& mm, const ops::RowChunks& w, const vk::Buffer& out, uint32_t width,
                        const std::unique_ptr<vk::Buffer>& bias) {
       ops::MatmulArgs args{n, width, e, whole(fuse_qkv ? x : s.h), {}, whole(out)};
       if (fuse_qkv) {
-        args.a_norm = whole(l.attn_norm);
+        args.a_norm = whole(l.w.attn_norm);
         args.norm_eps = eps;
         if (bias) args.bias = whole(*bias);
       }
       ops::record_matmul_chunks(mm, stream, args, w);
     };
-    project(l.mm_q, l.wq, s.q, qd, l.bq);
-    project(l.mm_k, l.wk, s.k, kvd, l.bk);
-    project(l.mm_v, l.wv, s.v, kvd, l.bv);
+    project(l.mm_q, l.w.wq, s.q, qd, l.w.bq);
+    project(l.mm_k, l.w.wk, s.k, kvd, l.w.bk);
+    project(l.mm_v, l.w.wv, s.v, kvd, l.w.bv);
     // Separate bias adds after all three projections: one barrier before them, not one each.
-    if (l.bq && !fuse_qkv) k.add_rows.record(stream, whole(s.q), whole(*l.bq), n * qd, qd);
-    if (l.bk && !fuse_qkv) k.add_rows.record(stream, whole(s.k), whole(*l.bk), n * kvd, kvd);
-    if (l.bv && !fuse_qkv) k.add_rows.record(stream, whole(s.v), whole(*l.bv), n * kvd, kvd);
+    if (l.w.bq && !fuse_qkv) k.add_rows.record(stream, whole(s.q), whole(*l.w.bq), n * qd, qd);
+    if (l.w.bk && !fuse_qkv) k.add_rows.record(stream, whole(s.k), whole(*l.w.bk), n * kvd, kvd);
+    if (l.w.bv && !fuse_qkv) k.add_rows.record(stream, whole(s.v), whole(*l.w.bv), n * kvd, kvd);
     const vk::Buffer *q = &s.q, *kk = &s.k;
-    if (l.q_norm) {  // each head of Q and K normalised before RoPE (qwen3)
+    if (l.w.q_norm) {  // each head of Q and K normalised before RoPE (qwen3)
       const uint32_t hd = uint32_t(c.head_dim);
-      k.norm.record(stream, whole(s.q), whole(*l.q_norm), whole(*s.q_normed), n * uint32_t(c.heads), hd, eps);
-      k.norm.record(stream, whole(s.k), whole(*l.k_norm), whole(*s.k_normed), n * uint32_t(c.heads_kv), hd, eps);
+      k.norm.record(stream, whole(s.q), whole(*l.w.q_norm), whole(*s.q_normed), n * uint32_t(c.heads), hd, eps);
+      k.norm.record(stream, whole(s.k), whole(*l.w.k_norm), whole(*s.k_normed), n * uint32_t(c.heads_kv), hd, eps);
       q = s.q_normed.get();
       kk = s.k_normed.get();
     }
     l.attention->record(stream, {q, 0}, {kk, 0}, {&s.v, 0}, s.attn, n, io.position);
-    add_to_x(l.mm_o, s.attn, l.wo, qd);
+    add_to_x(l.mm_o, s.attn, l.w.wo, qd);
     // The FFN: silu(gate) * up of the normed x, then down, added to x.
     ops::MatmulArgs ffn{n, f, e, whole(x), {}, whole(s.ffn_gate)};
     if (fused_steps_ && l.fuses_ffn_steps(ffn)) {
-      ffn.a_norm = whole(l.ffn_norm);
+      ffn.a_norm = whole(l.w.ffn_norm);
       ffn.norm_eps = eps;
-      ops::record_matmul_chunks(l.mm_gate, stream, ffn, l.w_gate, &l.w_up);
+      ops::record_matmul_chunks(l.mm_gate, stream, ffn, l.w.w_gate, &l.w.w_up);
     } else {
-      k.norm.record(stream, whole(x), whole(l.ffn_norm), whole(s.h), n, e, eps);
-      matmul(l.mm_gate, s.h, l.w_gate, s.ffn_gate, f, e);
-      matmul(l.mm_up, s.h, l.w_up, s.ffn_up, f, e);
+      k.norm.record(stream, whole(x), whole(l.w.ffn_norm), whole(s.h), n, e, eps);
+      matmul(l.mm_gate, s.h, l.w.w_gate, s.ffn_gate, f, e);
+      matmul(l.mm_up, s.h, l.w.w_up, s.ffn_up, f, e);
       k.swiglu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
     }
-    add_to_x(l.mm_down, s.ffn_gate, l.w_down, f);
+    add_to_x(l.mm_down, s.ffn_gate, l.w.w_down, f);
   }
   // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
   // The final norm, of those rows only, inside the logits' pass where the vector kernel runs it.
@@ -276,13 +221,13 @@ void LlamaGraph::record_piece(vk::CommandStream& stream, const PieceIO& io, uint
     args.a_offset = (n - rows) * e;
     args.c_offset = logits_row * vocab;
     if (fused_steps_ && logits_matmul_->does_fused_steps(args)) {
-      args.a_norm = whole(*output_norm_);
+      args.a_norm = whole(*weights_->output_norm());
       args.norm_eps = eps;
     } else {
-      k.norm.record(stream, whole(x), whole(*output_norm_), whole(s.h), n, e, eps);
+      k.norm.record(stream, whole(x), whole(*weights_->output_norm()), whole(s.h), n, e, eps);
       args.a = whole(s.h);
     }
-    const ops::RowChunks& w = output_ ? *output_ : head_embd_ ? *head_embd_ : *token_embd_;
+    const ops::RowChunks& w = *weights_->output();
     ops::record_matmul_chunks(*logits_matmul_, stream, args, w);
     if (top_k)
       top_k_->record(stream, *io.logits, uint64_t(logits_row) * vocab, vocab, top_k, {io.ranked, 0, uint64_t(top_k) * 8});

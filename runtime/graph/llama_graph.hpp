@@ -1,6 +1,7 @@
 #pragma once
-// Layers [first, last) of a Llama-family model on one device as a graph of kernels: their weights,
-// each layer's Infini-attention state, the activations of one piece, and the forward pass of
+// Layers [first, last) of a Llama-family model on one device as a graph of kernels: the kernels
+// that read their weights (a DeviceWeights copy, which many graphs share), each layer's
+// Infini-attention state, the activations of one piece, and the forward pass of
 // docs/design.md §3.1 recorded into a command stream. The graph that starts at layer 0 also
 // embeds the tokens, the one that ends at the last layer also computes logits (and ranks them).
 // Running it (staging the host's inputs and outputs, caching recordings, submitting, chains,
@@ -10,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "graph/device_weights.hpp"
 #include "graph/graph_options.hpp"
 #include "model/llama_weights.hpp"
 #include "ops/infini_attention_layer.hpp"
@@ -25,11 +27,6 @@ class Device;
 
 namespace infini::model {
 
-struct LayerRange {
-  int64_t first = 0, last = 0;  // [first, last)
-  int64_t count() const noexcept { return last - first; }
-};
-
 // The buffers a piece reads and writes outside the graph (the stage stages them).
 struct PieceIO {
   const vk::Buffer* ids = nullptr;       // token ids (the graph that embeds)
@@ -41,9 +38,10 @@ struct PieceIO {
 
 class LlamaGraph {
  public:
-  // Uploads the weights of `range`; activations for pieces of up to max_piece tokens.
-  LlamaGraph(vk::Device& device, const LlamaWeights& weights, const GraphOptions& options, LayerRange range,
-             uint32_t max_piece);
+  // Reads `weights` (on `device`; its range is the graph's); activations for pieces of up to
+  // max_piece tokens. The graph holds the weights as long as it lives.
+  LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
+             const GraphOptions& options, uint32_t max_piece);
   ~LlamaGraph();
 
   bool embeds() const noexcept { return range_.first == 0; }
@@ -77,12 +75,9 @@ class LlamaGraph {
   LlamaConfig config_;
   LayerRange range_;
   bool fused_steps_;
+  std::shared_ptr<const DeviceWeights> weights_;
   std::unique_ptr<Kernels> kernels_;
   std::vector<Layer> layers_;
-  std::unique_ptr<ops::RowChunks> token_embd_;   // the graph that embeds
-  std::unique_ptr<vk::Buffer> output_norm_;      // head
-  std::unique_ptr<ops::RowChunks> output_;       // head; null when tied to token_embd
-  std::unique_ptr<ops::RowChunks> head_embd_;    // head of a tied model not holding token_embd
   std::unique_ptr<ops::Matmul> logits_matmul_;   // head
   std::unique_ptr<ops::TopK> top_k_;             // head
   std::unique_ptr<Activations> activations_;
@@ -91,8 +86,5 @@ class LlamaGraph {
 // Most tokens per piece whose activations fit one buffer of `device` (at most `wanted`); throws
 // naming the limit when not even one token fits.
 uint32_t max_piece_for(const vk::Device& device, const LlamaConfig& config, uint32_t wanted);
-
-// Throws naming the device when the weights of `range` alone exceed its largest memory heap.
-void check_stage_fits(const vk::Device& device, const LlamaWeights& weights, LayerRange range);
 
 }  // namespace infini::model

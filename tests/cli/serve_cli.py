@@ -8,7 +8,8 @@
 - two replicas sharing one private redis-server: a session moved between them equals one that
   never moved, bit for bit (state bytes and generated tokens); racing writers never fork it;
 - kill -9 of a replica during an append: the retry on the other gives the uninterrupted result;
-- a bounded load (32 clients, LOAD_SECONDS, default 6) with no errors and no lost session.
+- a bounded load (32 clients, LOAD_SECONDS, default 6) with no errors and no lost session;
+- --parallel 3: six concurrent completions equal `infini run`, on one copy of the weights.
 
 Usage: serve_cli.py PATH_TO_INFINI   (about 40 s)
 """
@@ -234,6 +235,48 @@ def chat(model, tmp):
         plain.stop()
 
 
+def gauge(port, name):
+    s, text = request(port, "GET", "/metrics")
+    for line in (text if s == 200 else "").splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def parallel(model, tmp):
+    """--parallel 3: three sessions on one copy of the weights, serving six clients at once."""
+    one = Replica(INFINI, model, os.path.join(tmp, "store-one"))
+    three = Replica(INFINI, model, os.path.join(tmp, "store-three"), ["--parallel", "3"])
+    try:
+        prompts = ["Stream %d of the parallel test reads" % i for i in range(6)]
+        want = []
+        for prompt in prompts:
+            run = subprocess.run([INFINI, "run", "-m", model, "-p", prompt, "-n", "8", "--temp", "0", "--quiet"],
+                                 capture_output=True)
+            want.append(run.stdout.decode("utf-8", "replace") if run.returncode == 0 else None)
+        got = [None] * len(prompts)
+
+        def client(i):
+            s, c = request(three.port, "POST", "/v1/completions", {"prompt": prompts[i], "max_tokens": 8, "temperature": 0})
+            got[i] = c["choices"][0]["text"] + "\n" if s == 200 else None
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(len(prompts))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        check(all(w is not None for w in want) and got == want, "--parallel 3: six concurrent completions == infini run")
+        workers, shared = gauge(three.port, "infini_workers"), gauge(three.port, "infini_device_memory_bytes")
+        single = gauge(one.port, "infini_device_memory_bytes")
+        print("device memory: one worker %s B, --parallel 3 %s B" % (single, shared))
+        check(workers == 3, "--parallel 3: three workers in /metrics")
+        # One copy of the weights: three sessions save at least two copies of the embedding table
+        # (512 x 64 f32) against three single workers.
+        check(single and shared and shared <= 3 * single - 2 * 512 * 64 * 4, "--parallel 3 holds one copy of the weights")
+    finally:
+        one.stop()
+        three.stop()
+
+
 def two_replicas(model, redis):
     r1 = Replica(INFINI, model, redis.url())
     r2 = Replica(INFINI, model, redis.url())
@@ -319,6 +362,7 @@ def main():
         make_model(other, 8)
         endpoints(model, other, tmp)
         chat(model, tmp)
+        parallel(model, tmp)
         redis = Redis()
         try:
             two_replicas(model, redis)

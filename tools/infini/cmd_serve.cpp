@@ -1,6 +1,6 @@
 // infini serve: an HTTP server for endless streams (serve/). Sessions live in a state store (a
-// directory, or Redis for several replicas); each --devices entry is one worker that runs one
-// request at a time.
+// directory, or Redis for several replicas); each --devices entry is a worker that runs --parallel
+// requests at a time on one copy of the weights.
 #include <pthread.h>
 #include <signal.h>
 
@@ -180,6 +180,11 @@ const RegisterCommand kServe{
       app.add_option("--queue", args->limits.queue, "Requests waiting or running at once; more get 429")
           ->capture_default_str()
           ->check(integer_range(int64_t(1), int64_t(1) << 20));
+      app.add_option("--parallel", args->limits.parallel,
+                     "Requests each --devices entry runs at once, its sessions sharing one copy of the weights "
+                     "(each adds its stream state; they are interleaved on the device, not batched)")
+          ->capture_default_str()
+          ->check(integer_range(int64_t(1), int64_t(SessionPool::kMaxSessionsPerModel)));
       app.add_option("--threads", args->threads, "HTTP threads (default: --queue + 16)")->check(integer_range(1, 4096));
       return [args] { return run_serve(*args); };
     }};

@@ -164,7 +164,7 @@ void install_routes(httplib::Server& server, SessionService& service, Metrics& m
                    {"infini_sessions", "Sessions in the store.", double(service.store().count())},
                    {"infini_device_memory_bytes", "Device memory infini holds on all workers.",
                     double(service.device_memory_bytes())},
-                   {"infini_workers", "Sessions the server runs at once (one per device entry).",
+                   {"infini_workers", "Sessions the server runs at once (--parallel per device entry).",
                     double(service.workers())}};
                res.set_content(metrics.render(gauges), "text/plain; version=0.0.4");
              }));

@@ -47,7 +47,7 @@ SessionService::SessionService(std::vector<Worker> workers, std::unique_ptr<Stat
     : workers_(std::move(workers)), store_(std::move(store)), limits_(limits), metrics_(metrics) {
   std::vector<Model> models;
   for (const Worker& w : workers_) models.push_back(*w.model);
-  pool_ = std::make_unique<SessionPool>(models);
+  pool_ = std::make_unique<SessionPool>(models, size_t(limits_.parallel));
 }
 
 uint64_t SessionService::device_memory_bytes() const {

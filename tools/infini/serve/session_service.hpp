@@ -32,6 +32,7 @@ struct ServeLimits {
   int64_t max_request_tokens = 262144;   // tokens a prompt or an append may hold
   int64_t max_generate_tokens = 4096;    // max_tokens of one request
   int64_t queue = 64;                    // requests waiting or running at once
+  int64_t parallel = 1;                  // requests running at once per worker, on one copy of the weights
   // --ctx-full stop: a plain file's stream may not pass its context (OpenAI's
   // context_length_exceeded for input past it; generation ends there with finish_reason length).
   bool stop_at_full_context = false;
@@ -130,7 +131,8 @@ class SessionService {
   void precheck_tokens(const std::vector<int32_t>& tokens, const char* what, int64_t seen = 0) const;
 
   int64_t in_flight() const { return in_flight_.load(); }
-  size_t workers() const { return workers_.size(); }
+  // Requests that run at once: --parallel per --devices entry.
+  size_t workers() const { return pool_->workers(); }
   uint64_t device_memory_bytes() const;
 
  private:
