@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""`infini quantize` against llama.cpp's own quantizer: for every scheme, two random Llama files
+(16 layers with 4 query heads per KV head and rows of whole 256-value super-blocks; a tied one
+with rows of 288 values, which takes the 32-value stand-ins) quantized by llama.cpp's
+llama_model_quantize and by `infini quantize` hold the same type and the same bytes for every
+tensor. Then `infini eval` runs each of llama.cpp's files (the types it writes, read as it wrote
+them) against `infini eval` on infini's own file: the same logits, bit for bit.
+
+llama.cpp is the prebuilt library of the npm package @node-llama-cpp/linux-x64-vulkan 3.22.1,
+downloaded once (24 MB, checked against its sha512) into the build folder; never committed. Where
+the registry cannot be reached the test exits 77, which CTest reports as skipped.
+
+usage: llama_cpp_quantize_parity.py INFINI CACHE_DIR   (about 60 s)
+"""
+import ctypes
+import hashlib
+import os
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+import urllib.request
+
+URL = "https://registry.npmjs.org/@node-llama-cpp/linux-x64-vulkan/-/linux-x64-vulkan-3.22.1.tgz"
+SHA512 = ("6c1c6a53e24e701bb59dbe508f6cdc31c8be241c93d44f046a31ef62877235f5"
+          "483e41215e1fbf1ccc11d7f053ef13f4f182b4864b3e90cf1f825111d0ff0912")
+LIBS = "package/bins/linux-x64-vulkan/"
+# llama.cpp's llama_ftype for each of infini's schemes.
+SCHEMES = {"q8_0": 7, "q4_0": 2, "q4_1": 3, "q5_0": 8, "q5_1": 9, "q6_k": 18, "q5_k_m": 17, "q4_k_m": 15,
+           "q3_k_m": 12, "q2_k": 10, "iq4_nl": 25, "iq4_xs": 30}
+# Block sizes (values, bytes) by ggml type id, for the tensors' byte ranges.
+BLOCKS = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34), 10: (256, 84),
+          11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210), 20: (32, 18), 23: (256, 136), 30: (1, 2)}
+failures = []
+
+
+def check(cond, what):
+    print(("ok:     " if cond else "FAILED: ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def fetch_llama_cpp(cache):
+    root = os.path.join(cache, "node-llama-cpp-3.22.1")
+    if os.path.isfile(os.path.join(root, LIBS, "libllama.vulkan.v0.5.0.so")):
+        return os.path.join(root, LIBS)
+    os.makedirs(cache, exist_ok=True)
+    try:
+        data = urllib.request.urlopen(URL, timeout=60).read()
+    except OSError as e:
+        print("skipped: the npm registry cannot be reached (%s)" % e)
+        sys.exit(77)
+    if hashlib.sha512(data).hexdigest() != SHA512:
+        sys.exit("the downloaded package is not the pinned one (sha512 differs)")
+    archive = os.path.join(cache, "package.tgz")
+    with open(archive, "wb") as f:
+        f.write(data)
+    with tarfile.open(archive) as t:
+        t.extractall(root, members=[m for m in t.getmembers() if m.name.startswith(LIBS)])
+    os.remove(archive)
+    return os.path.join(root, LIBS)
+
+
+class LlamaQuantizer:
+    def __init__(self, libs):
+        for lib in ("libggml-base.so", "libggml-cpu-x64.so"):
+            ctypes.CDLL(libs + lib, mode=ctypes.RTLD_GLOBAL)
+        self.lib = ctypes.CDLL(libs + "libllama.vulkan.v0.5.0.so", mode=ctypes.RTLD_GLOBAL)
+
+        class Params(ctypes.Structure):  # larger than llama_model_quantize_params: returned through memory
+            _fields_ = [("raw", ctypes.c_ubyte * 256)]
+        self.Params = Params
+        self.lib.llama_model_quantize_default_params.restype = Params
+        self.lib.llama_model_quantize.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(Params)]
+
+    def quantize(self, src, dst, ftype):
+        p = self.lib.llama_model_quantize_default_params()
+        struct.pack_into("<ii", p.raw, 0, 1, ftype)  # nthread, ftype: the struct's first fields
+        # Its log of every tensor goes to stderr: silenced for the call.
+        sys.stderr.flush()
+        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        try:
+            return self.lib.llama_model_quantize(src.encode(), dst.encode(), ctypes.byref(p))
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(null)
+
+
+def tensors(path):
+    """name -> (ggml type, the tensor's bytes) of a GGUF file."""
+    b = open(path, "rb").read()
+    o = 8
+    count, keys = struct.unpack_from("<QQ", b, o)
+    o += 16
+    alignment = 32
+
+    def string(o):
+        n, = struct.unpack_from("<Q", b, o)
+        return b[o + 8:o + 8 + n], o + 8 + n
+
+    scalar = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+
+    def value(t, o):
+        if t == 8:
+            return string(o)
+        if t == 9:
+            inner, n = struct.unpack_from("<IQ", b, o)
+            o += 12
+            for _ in range(n):
+                _, o = value(inner, o)
+            return None, o
+        return struct.unpack_from(scalar[t], b, o)[0], o + struct.calcsize(scalar[t])
+
+    for _ in range(keys):
+        key, o = string(o)
+        t, = struct.unpack_from("<I", b, o)
+        v, o = value(t, o + 4)
+        if key == b"general.alignment":
+            alignment = v
+    infos = []
+    for _ in range(count):
+        name, o = string(o)
+        dims, = struct.unpack_from("<I", b, o)
+        shape = struct.unpack_from("<%dQ" % dims, b, o + 4)
+        o += 4 + 8 * dims
+        t, offset = struct.unpack_from("<IQ", b, o)
+        o += 12
+        infos.append((name.decode(), t, shape, offset))
+    start = (o + alignment - 1) // alignment * alignment
+    out = {}
+    for name, t, shape, offset in infos:
+        values = 1
+        for d in shape:
+            values *= d
+        per, size = BLOCKS[t]
+        out[name] = (t, b[start + offset:start + offset + values // per * size])
+    return out
+
+
+def main():
+    infini, cache = sys.argv[1], sys.argv[2]
+    llama = LlamaQuantizer(fetch_llama_cpp(cache))
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {
+            "wide": ["--embd", "256", "--layers", "16", "--heads", "8", "--kv-heads", "2", "--ffn", "512"],
+            "tied288": ["--embd", "288", "--layers", "4", "--heads", "4", "--kv-heads", "4", "--ffn", "288", "--tied"],
+        }
+        for label, shape in files.items():
+            src = os.path.join(tmp, label + ".gguf")
+            subprocess.run([infini, "make-model", "--out", src, "--vocab", "512", "--no-infini"] + shape,
+                           check=True, capture_output=True)
+            for scheme, ftype in SCHEMES.items():
+                theirs, ours = os.path.join(tmp, "llama.gguf"), os.path.join(tmp, "infini.gguf")
+                if llama.quantize(src, theirs, ftype) != 0:
+                    check(False, "%s %s: llama.cpp's quantizer failed" % (label, scheme))
+                    continue
+                subprocess.run([infini, "quantize", src, ours, "--type", scheme], check=True, capture_output=True)
+                a, b = tensors(theirs), tensors(ours)
+                types = [n for n in a if n not in b or a[n][0] != b[n][0]]
+                data = [n for n in a if n in b and a[n][1] != b[n][1]]
+                check(a.keys() == b.keys() and not types and not data,
+                      "%s %s: %d tensors, the same types and bytes%s" % (
+                          label, scheme, len(a), (" (types differ: %s; bytes differ: %s)" % (types[:4], data[:4]))
+                          if types or data else ""))
+                # infini runs llama.cpp's file exactly as its own.
+                tokens = ",".join(str((i * 37 + 11) % 512) for i in range(24))
+                logits = []
+                for path in (theirs, ours):
+                    out = os.path.join(tmp, "logits.npy")
+                    r = subprocess.run([infini, "eval", "-m", path, "--tokens", tokens, "--logits", out],
+                                       capture_output=True, text=True)
+                    logits.append(open(out, "rb").read() if r.returncode == 0 else r.stderr)
+                check(isinstance(logits[0], bytes) and logits[0] == logits[1],
+                      "%s %s: infini eval on llama.cpp's file gives the logits of infini's" % (label, scheme))
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
