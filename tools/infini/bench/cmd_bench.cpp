@@ -196,7 +196,7 @@ const RegisterCommand registration{
       app.add_option("--m", args->options.m, "matmul rows of A and C")->check(integer_range(1u, 1u << 16))->capture_default_str();
       app.add_option("--n", args->options.n, "matmul rows of B, columns of C")->check(integer_range(1u, 1u << 16))->capture_default_str();
       app.add_option("--k", args->options.k, "matmul inner dimension")->check(integer_range(1u, 1u << 16))->capture_default_str();
-      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-bf16, f32-q8_0, f32-q4_0, f32-q4_1, f32-q5_0, f32-q5_1, f32-q4_k, f32-q5_k, f32-q6_k (bf16 and quantized weights)")
+      app.add_option("--dtype", args->dtypes, "Input storage types: f32, f16 (both operands), f32-f16 (A f32, B f16: f16 weights), f32-bf16, f32-q8_0, f32-q4_0, f32-q4_1, f32-q5_0, f32-q5_1, f32-iq4_nl, f32-iq4_xs, f32-q2_k, f32-q3_k, f32-q4_k, f32-q5_k, f32-q6_k (bf16 and quantized weights)")
           ->capture_default_str();
       app.add_option("--matmul-kernel", args->matmul_kernels, "matmul, and model (its projections; vector also runs the norms, SwiGLU and biases in their passes for decode): kernels to time in the same run: auto, tiled, tiled-half (f16 arithmetic, f16 weights), registers, lanes, vector, vector-shared, coopmat (matrix units), coopmat-emulated (its tiling without them; slow)")
           ->capture_default_str();
