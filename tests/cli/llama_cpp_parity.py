@@ -24,6 +24,9 @@ import tarfile
 import tempfile
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_checks import check, finish  # noqa: E402
+
 URL = "https://registry.npmjs.org/@node-llama-cpp/linux-x64-vulkan/-/linux-x64-vulkan-3.22.1.tgz"
 SHA512 = ("6c1c6a53e24e701bb59dbe508f6cdc31c8be241c93d44f046a31ef62877235f5"
           "483e41215e1fbf1ccc11d7f053ef13f4f182b4864b3e90cf1f825111d0ff0912")
@@ -34,13 +37,6 @@ SCHEMES = {"q8_0": 7, "q4_0": 2, "q4_1": 3, "q5_0": 8, "q5_1": 9, "q6_k": 18, "q
 # Block sizes (values, bytes) by ggml type id, for the tensors' byte ranges.
 BLOCKS = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34), 10: (256, 84),
           11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210), 20: (32, 18), 23: (256, 136), 30: (1, 2)}
-failures = []
-
-
-def check(cond, what):
-    print(("ok:     " if cond else "FAILED: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def fetch_llama_cpp(cache):
@@ -232,12 +228,8 @@ def main():
                 check(nmse < 1e-3, "%s %s: infini's logits on llama.cpp's file are llama.cpp's (nmse %.2g)"
                       % (label, scheme, nmse))
     print("largest normalised MSE against llama.cpp's logits: %.3g" % worst)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("all checks passed")
-    return 0
+    finish("llama-cpp-parity")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
