@@ -53,8 +53,14 @@ TEST_CASE("Element types: one row each, found again by GGUF id and by name", "[e
   CHECK(element_traits(ElementType::Q5_1).block_bytes == 2 + 2 + 4 + 16);
   CHECK(element_type_from_ggml(30) == ElementType::BF16);
   CHECK(element_traits(ElementType::BF16).block_bytes == 2);
-  CHECK_FALSE(element_type_from_ggml(11));  // Q3_K: not stored by infini
-  CHECK_FALSE(element_type_from_name("q3_k"));
+  // ggml's 2- and 3-bit K formats: 84 bytes (scales, 2-bit values, d, dmin) and 110 bytes (high
+  // bits, 2-bit values, 12 bytes of 6-bit scales, d) per 256 values.
+  CHECK(element_type_from_ggml(10) == ElementType::Q2_K);
+  CHECK(element_traits(ElementType::Q2_K).block_bytes == 16 + 64 + 2 + 2);
+  CHECK(element_type_from_ggml(11) == ElementType::Q3_K);
+  CHECK(element_traits(ElementType::Q3_K).block_bytes == 32 + 64 + 12 + 2);
+  CHECK_FALSE(element_type_from_ggml(16));  // IQ2_XXS: not stored by infini
+  CHECK_FALSE(element_type_from_name("iq2_xxs"));
 }
 
 TEST_CASE("Element bytes: whole blocks only, no overflow", "[element_type]") {

@@ -277,7 +277,7 @@ TEST_CASE("gguf: hostile and corrupted files are rejected with the reason", "[gg
       {"dimension 2^63", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 63); }, "has dimension 9223372036854775808, too large"},
       {"element count overflow", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 32); poke<uint64_t>(b, info_a + 12, 1ull << 32); }, "element count of tensor 'tensor.a' with shape [4294967296, 4294967296] overflows"},
       {"byte size overflow", [&](Bytes& b) { poke<uint64_t>(b, info_a + 4, 1ull << 31); poke<uint64_t>(b, info_a + 12, 1ull << 31); }, "byte size of tensor 'tensor.a'"},
-      {"unknown ggml type", [&](Bytes& b) { poke<uint32_t>(b, info_a + 20, 11); }, "tensor 'tensor.a' has ggml type 11, which infini does not read (f32=0, f16=1, q4_0=2, q4_1=3, q5_0=6, q5_1=7, q8_0=8, q4_k=12, q5_k=13, q6_k=14, iq4_nl=20, iq4_xs=23, bf16=30)"},
+      {"unknown ggml type", [&](Bytes& b) { poke<uint32_t>(b, info_a + 20, 16); }, "tensor 'tensor.a' has ggml type 16, which infini does not read (f32=0, f16=1, q4_0=2, q4_1=3, q5_0=6, q5_1=7, q8_0=8, q2_k=10, q3_k=11, q4_k=12, q5_k=13, q6_k=14, iq4_nl=20, iq4_xs=23, bf16=30)"},
       {"data past EOF", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, 1ull << 20); }, "tensor 'tensor.b' ([8] f16, 16 bytes at offset 1048576) runs past the end of the file"},
       {"offset near 2^64", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, ~0ull - 31); }, "runs past the end of the file"},
       {"overlapping tensors", [&](Bytes& b) { poke<uint64_t>(b, info_b + 16, 0); }, "tensors 'tensor.a' and 'tensor.b' overlap"},
