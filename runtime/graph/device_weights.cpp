@@ -79,7 +79,8 @@ uint64_t device_weight_bytes(const LlamaWeights& w, LayerRange range) {
   return bytes;
 }
 
-void check_stage_fits(const vk::Device& device, const LlamaWeights& w, LayerRange range) {
+// Throws naming the device when the weights of `range` alone exceed its largest memory heap.
+static void check_stage_fits(const vk::Device& device, const LlamaWeights& w, LayerRange range) {
   const uint64_t bytes = device_weight_bytes(w, range);
   const uint64_t heap = device.caps().largest_device_local_heap;
   if (heap && bytes > heap)

@@ -45,7 +45,7 @@ class DeviceWeights {
  public:
   // Uploads the tensors of `range` (the embedding when it starts at layer 0, the final norm and
   // the output matrix when it ends at the last layer). Throws naming the device when they exceed
-  // its largest memory heap.
+  // its largest memory heap (before uploading anything).
   DeviceWeights(vk::Device& device, const LlamaWeights& weights, LayerRange range);
 
   vk::Device& device() const noexcept { return device_; }
@@ -73,8 +73,6 @@ class DeviceWeights {
 // The bytes the weights of `range` take on a device (matrices as stored, vectors as f32), before
 // the driver's alignment of each buffer.
 uint64_t device_weight_bytes(const LlamaWeights& weights, LayerRange range);
-// Throws naming the device when the weights of `range` alone exceed its largest memory heap.
-void check_stage_fits(const vk::Device& device, const LlamaWeights& weights, LayerRange range);
 
 // The device copies of one model's weights, by device and layer range, shared by whoever asks
 // while any holds them; and the model's split over a list of devices, taken once (a split by free

@@ -69,10 +69,9 @@ vec2 unpack_bf16x2(uint w) { return vec2(uintBitsToFloat(w << 16), uintBitsToFlo
 // before scaling): value 4t + e = scale[t / 4] * NAME_step(t, lo, hi)[e] - offset.
 #define DECLARE_BLOCK_BYTES(BINDING, NAME, BLOCK_BYTES)                                    \
   layout(std430, binding = BINDING) readonly buffer NAME##Buffer { uint NAME##_data[]; };  \
-  float NAME##_scale(uint block) {                                                         \
-    const uint b = block * BLOCK_BYTES;                                                    \
-    return unpackHalf2x16((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffffu).x;           \
-  }                                                                                        \
+  /* The f16 at byte b (even); NAME_scale: a block's first, its scale d. */               \
+  float NAME##_f16(uint b) { return unpackHalf2x16((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffffu).x; } \
+  float NAME##_scale(uint block) { return NAME##_f16(block * BLOCK_BYTES); }               \
   uint NAME##_byte(uint b) { return (NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }    \
   uint NAME##_quad(uint b) {                                                               \
     const uint shift = (b & 3u) * 8u, w = NAME##_data[b >> 2];                             \
@@ -429,10 +428,7 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
 // d * scales[8h + 2j + l / 16] * (q - 32).
 #define DECLARE_Q6_K_INPUT(BINDING, NAME)                                                  \
   DECLARE_BLOCK_BYTES(BINDING, NAME, 210u)                                                 \
-  float NAME##_d(uint block) {                                                             \
-    const uint b = block * 210u + 208u;                                                    \
-    return unpackHalf2x16((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffffu).x;           \
-  }                                                                                        \
+  float NAME##_d(uint block) { return NAME##_f16(block * 210u + 208u); }                   \
   float NAME##_int8(uint b) { return float(int(NAME##_byte(b) << 24) >> 24); }             \
   uint NAME##_join(uint j, uint ql, uint qh) {                                             \
     return ((ql >> ((j >> 1) * 4u)) & 0x0f0f0f0fu) | ((qh >> (2u * j)) & 0x03030303u) << 4; \
@@ -539,10 +535,7 @@ void k_scale_min(uvec3 packed, uint s, out uint scale, out uint min_) {
 // d * (scale - 32) * (q - 4), q the three bits.
 #define DECLARE_Q3_K_INPUT(BINDING, NAME)                                                  \
   DECLARE_BLOCK_BYTES(BINDING, NAME, 110u)                                                 \
-  float NAME##_d(uint block) {                                                             \
-    const uint b = block * 110u + 108u;                                                    \
-    return unpackHalf2x16((NAME##_data[b >> 2] >> ((b & 3u) * 8u)) & 0xffffu).x;           \
-  }                                                                                        \
+  float NAME##_d(uint block) { return NAME##_f16(block * 110u + 108u); }                   \
   float NAME##_scale6(uint block, uint s) {                                                \
     const uint b = block * 110u + 96u;                                                     \
     const uint low = (NAME##_byte(b + (s & 7u)) >> (4u * (s >> 3))) & 15u;                \
