@@ -7,11 +7,12 @@
 //   infini::Model model(ctx, "model.gguf");   // memory on iff the file has Infini keys
 //   infini::Session session(model);           // uploads the weights to ctx's device
 //
-// Where the weights live: the model keeps the read-only file mapping; each Session uploads its
-// own copy of the weights to the device when it is created. That keeps a session's device state
-// self-contained (any number of independent sessions, destroyed in any order), at the cost of one
-// weight copy and one upload per session: open one session per stream you run at the same time,
-// and reuse it with reset() rather than creating a new one per prompt.
+// Where the weights live: the model keeps the read-only file mapping; the first Session on a
+// device uploads the weights there, and every later session of the model on that device shares
+// that copy (ModelInfo::weight_bytes once, then ModelInfo::state_bytes and activations per
+// session); the copy goes with the last session. Sessions that generate at the same time on one
+// device decode together: one batched step runs the next token of each (ModelOptions::max_batch),
+// reading the weights once for all of them.
 //
 // The model is immutable after construction; copies share it, and sessions keep it alive. The
 // Context must outlive the model and its sessions. This header needs no Vulkan headers.
@@ -38,6 +39,9 @@ std::optional<MemoryMode> memory_mode_from_name(std::string_view name) noexcept;
 
 // Most tokens recorded in one device submission unless ModelOptions says otherwise.
 inline constexpr uint32_t kDefaultMaxPiece = 256;
+// Most sessions decoding together in one batched step unless ModelOptions says otherwise.
+inline constexpr uint32_t kDefaultMaxBatch = 64;
+inline constexpr uint32_t kMostMaxBatch = 256;
 
 struct ModelOptions {
   // An Infini-attention file's segment length N; 0: its infini.segment_length. On a plain file
@@ -61,6 +65,13 @@ struct ModelOptions {
   // decode in about 50 ms, up to 16; 1 on CPU drivers). They also run over several devices that
   // pass tokens back on the device.
   uint32_t decode_chain = 0;
+  // Sessions of this model on one device generating at the same time (each on its own thread)
+  // decode together: whenever the device is free, the next token of every session waiting runs
+  // as one step of up to max_batch rows, so the weights are read once for all of them. A session
+  // generating alone keeps its own steps (and chains). 1: never batch; at most kMostMaxBatch.
+  // Session::generate batches (any sampling without penalties); generate_with_logprobs and
+  // models split over several devices decode alone.
+  uint32_t max_batch = kDefaultMaxBatch;
   // On a context with several devices, each device's share of the layers, in order ({3, 1}: three
   // quarters on the first); empty: in proportion to each device's free memory. A device whose share
   // rounds to no layers is left out.
@@ -89,6 +100,18 @@ struct ModelInfo {
   // every tensor's data): saved session states carry it, and another model refuses them.
   uint64_t digest = 0;
 };
+// The decode steps batched across a model's sessions so far (Model::decode_batches).
+struct DecodeBatchStats {
+  uint64_t steps = 0;        // batched steps run
+  uint64_t tokens = 0;       // tokens they decoded: tokens / steps is the mean batch
+  uint32_t largest = 0;      // most tokens in one step
+  uint32_t last = 0;         // tokens in the last step
+  double seconds = 0;        // wall time of the steps
+  double last_seconds = 0;   // of the last step
+  uint32_t waiting = 0;      // sessions waiting for a step now
+  uint32_t generating = 0;   // sessions generating now
+};
+
 // ModelInfo::digest as 16 hex digits.
 std::string digest_hex(uint64_t digest);
 
@@ -108,6 +131,8 @@ class Model {
   // each; the library never prints them.
   const std::vector<std::string>& warnings() const noexcept;
 
+  // Batched decoding so far, over the devices of the model's live sessions.
+  DecodeBatchStats decode_batches() const;
   // The file's tokenization (SentencePiece or byte-level BPE) as llama.cpp applies it.
   // Control-token texts such as "<s>" or "<|im_end|>" in `text` are plain text unless
   // parse_special (for text made by a chat template, not for untrusted text). add_bos throws

@@ -51,7 +51,11 @@ model::RunnerOptions resolve(const Context& context, const model::GgufFile& file
       throw Error(name + ": " + std::to_string(o.infini.sinks) + " sinks do not fit a context of " +
                   std::to_string(o.infini.segment) + " tokens (0 to " + std::to_string(o.infini.segment - 1) + ")");
   }
+  if (options.max_batch < 1 || options.max_batch > kMostMaxBatch)
+    throw Error(name + ": max_batch must be 1.." + std::to_string(kMostMaxBatch) + ", got " +
+                std::to_string(options.max_batch));
   o.decode_chain = options.decode_chain;
+  o.max_batch = options.max_batch;
   return o;
 }
 
@@ -152,6 +156,7 @@ Model& Model::operator=(Model&&) noexcept = default;
 
 const ModelInfo& Model::info() const noexcept { return impl_->info; }
 const std::vector<std::string>& Model::warnings() const noexcept { return impl_->warnings; }
+DecodeBatchStats Model::decode_batches() const { return impl_->batchers.stats(); }
 
 const model::Tokenizer& Model::Impl::tokens() const {
   if (!tokenizer)

@@ -10,6 +10,7 @@
 #include "infini/model.hpp"
 #include "formats/gguf_file.hpp"
 #include "exec/llama_runner.hpp"
+#include "exec/step_batcher.hpp"
 #include "graph/device_weights.hpp"
 #include "model/llama_weights.hpp"
 #include "text/tokenizer.hpp"
@@ -27,6 +28,8 @@ struct Model::Impl {
   std::unique_ptr<const model::Tokenizer> tokenizer;  // null: a vocabulary kind infini does not tokenize
   // The weights on each device, uploaded by the first session there and freed with the last.
   mutable model::DeviceWeightCache weight_cache;
+  // The batched decode steps of the sessions on each device (one batcher per weight copy).
+  mutable model::StepBatcherCache batchers;
 
   const model::Tokenizer& tokens() const;  // throws (one line) when tokenizer is null
 

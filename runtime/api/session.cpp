@@ -32,7 +32,7 @@ struct Session::Impl {
       : model(std::move(m)),
         stream(ContextAccess::devices(model->context), model->weights, model->runner, model->layers_per_device,
                [m = model.get()]() -> const model::Tokenizer& { return m->tokens(); }, model->info.digest,
-               &model->weight_cache) {}
+               &model->weight_cache, &model->batchers) {}
 };
 
 Session::Session(const Model& model) : impl_(std::make_unique<Impl>(ModelAccess::impl(model))) {}

@@ -358,6 +358,11 @@ void LayerStage::finish(std::vector<float>* hidden_out) {
                int64_t(p.stream->barrier_count())};
 }
 
+const vk::Buffer& LayerStage::logits_buffer() const {
+  if (!has_head()) throw Error("model: only the stage with the head has logits");
+  return scratch_->logits;
+}
+
 std::vector<float> LayerStage::last_logits() const {
   if (!has_head() || !last_row_) throw Error("model: no logits computed yet");
   const uint64_t vocab = uint64_t(config_.vocab);

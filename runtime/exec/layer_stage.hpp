@@ -130,6 +130,16 @@ class LayerStage {
   // stay on the device when only a ranking was read back). Throws when there are none.
   std::vector<float> last_logits() const;
 
+  // For a batched decode step (exec/batch_decoder.hpp), which records this stage's layers with
+  // other streams': its graph, the buffer its last logits are read from, and, after the step put
+  // a token's logits in that buffer's row 0, the note that they are the last ones.
+  LlamaGraph& graph() noexcept { return *graph_; }
+  const vk::Buffer& logits_buffer() const;
+  void took_batched_token() noexcept {
+    last_row_ = 0;
+    chain_left_ = 0;
+  }
+
   void reset();
   // Appends one BusyInterval per piece run to `out` until called again with nullptr.
   void record_timeline(std::vector<BusyInterval>* out) noexcept { timeline_ = out; }

@@ -43,6 +43,9 @@ struct RunnerOptions : GraphOptions {
   uint32_t decode_chain = 0;
   Handoff handoff = Handoff::Auto;  // between the devices of a pipeline (exec/handoff.hpp)
   HandoffWait handoff_wait = HandoffWait::Auto;  // who orders each hand-off: the host or the GPU
+  // Most sessions of a model on one device that decode together in one batched step
+  // (exec/step_batcher.hpp); 1: none do.
+  uint32_t max_batch = kDefaultMaxBatch;
 };
 
 // The stream options a file asks for, with the caller's overrides: a file with Infini keys runs
@@ -139,6 +142,11 @@ class LlamaRunner {
   void restore_state(const stream::SessionState& state);
   stream::StateFingerprint fingerprint() const;
   int64_t tokens_seen() const noexcept { return tokens_seen_; }
+  // The stage of a model on one device, which batched steps (exec/step_batcher.hpp) feed with
+  // other streams' tokens; null on several devices.
+  LayerStage* whole_model_stage() noexcept { return stages_.size() == 1 ? stages_.front().get() : nullptr; }
+  // After a batched step fed one token to whole_model_stage().
+  void took_batched_token() noexcept { ++tokens_seen_; }
   // Command buffers recorded so far, one per distinct piece shape; replayed when the shape recurs.
   size_t recorded_pieces() const noexcept;
   // Where the time of the pieces run so far went, summed over the stages (see StageProfile).

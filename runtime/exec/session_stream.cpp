@@ -12,11 +12,15 @@ namespace infini::model {
 
 SessionStream::SessionStream(std::span<vk::Device* const> devices, const LlamaWeights& weights,
                              const RunnerOptions& options, const std::vector<int64_t>& layers_per_device,
-                             std::function<const Tokenizer&()> tokens, uint64_t digest, DeviceWeightCache* cache)
+                             std::function<const Tokenizer&()> tokens, uint64_t digest, DeviceWeightCache* cache,
+                             StepBatcherCache* batchers)
     : runner_(devices, weights, options, layers_per_device, cache),
       tokens_(std::move(tokens)),
       digest_(digest),
-      vocab_(size_t(weights.config.vocab)) {}
+      vocab_(size_t(weights.config.vocab)) {
+  if (LayerStage* stage = runner_.whole_model_stage(); stage && batchers && options.max_batch > 1)
+    batcher_ = batchers->get(stage->graph().shared_weights(), weights.config, options, options.max_batch);
+}
 
 std::vector<float> SessionStream::feed(std::span<const int32_t> tokens, bool all_logits) {
   std::vector<float> logits = runner_.forward(tokens, all_logits);
@@ -60,12 +64,23 @@ std::vector<int32_t> SessionStream::generate(int64_t max_tokens, const SamplingO
     });
   Sampler sampler({options.temperature, options.top_k, options.top_p, options.seed});
   const Tokenizer& tokenizer = tokens_();
+  std::optional<StepBatcher::Generating> generating;
+  if (batcher_) generating.emplace(*batcher_);
   std::vector<int32_t> out;
   while (int64_t(out.size()) < max_tokens) {
     const int32_t next = sample(sampler);
     if (next == tokenizer.eos()) break;
     // Hand the text over before the next forward pass, so streamed output does not wait for it.
     const bool more = !on_token || on_token(next, tokenizer.piece(next));
+    // With other sessions of the model generating on this device, one batched step with theirs.
+    // It ranks the best logits the sampler needs; one that draws from the whole row reads the
+    // row the step left where this stream keeps its last logits.
+    if (more && batcher_ && batcher_->generating() > 1) {
+      const uint32_t ranked = sampler.ranked_needed();
+      took_ranking(batcher_->step(runner_, next, std::max(ranked, 1u)), ranked);
+      out.push_back(next);
+      continue;
+    }
     // Decoding goes on with a chain of tokens on the device where the runner offers one.
     const uint32_t steps = more ? runner_.chain_steps(max_tokens - int64_t(out.size()), sampler) : 0;
     if (steps > 1) {
@@ -99,7 +114,11 @@ std::vector<float> SessionStream::logits() {
 }
 
 void SessionStream::forward_ranked(int32_t token, uint32_t k) {
-  last_ranked_ = runner_.forward_ranked(std::span<const int32_t>(&token, 1), k);
+  took_ranking(runner_.forward_ranked(std::span<const int32_t>(&token, 1), k), k);
+}
+
+void SessionStream::took_ranking(std::vector<ops::RankedLogit> ranked, uint32_t k) {
+  last_ranked_ = std::move(ranked);
   last_logits_.clear();
   ranked_k_ = k;
   fed_ = true;

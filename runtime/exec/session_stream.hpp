@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/llama_runner.hpp"
+#include "exec/step_batcher.hpp"
 #include "formats/session_state.hpp"
 #include "infini/session.hpp"
 #include "sampling/sampler.hpp"
@@ -21,9 +22,12 @@ class SessionStream {
  public:
   // `tokens` gives the model's tokenizer (or throws the one-line reason it has none); `digest`
   // identifies the weights in saved states; the weights on the devices are `cache`'s shared copies.
+  // With `batchers`, the stream decodes in batched steps with the model's other sessions on its
+  // device while they generate too (exec/step_batcher.hpp; the whole model on one device,
+  // RunnerOptions::max_batch above 1).
   SessionStream(std::span<vk::Device* const> devices, const LlamaWeights& weights, const RunnerOptions& options,
                 const std::vector<int64_t>& layers_per_device, std::function<const Tokenizer&()> tokens,
-                uint64_t digest, DeviceWeightCache* cache = nullptr);
+                uint64_t digest, DeviceWeightCache* cache = nullptr, StepBatcherCache* batchers = nullptr);
 
   std::vector<float> feed(std::span<const int32_t> tokens, bool all_logits);
   // In pieces (segments; a sliding context's at least 4096 tokens), `on_piece` after each; it may stop.
@@ -44,6 +48,7 @@ class SessionStream {
 
  private:
   void forward_ranked(int32_t token, uint32_t k);
+  void took_ranking(std::vector<ops::RankedLogit> ranked, uint32_t k);
   bool chain(int32_t first, uint32_t steps, Sampler& sampler, const TokenCallback& on_token, std::vector<int32_t>& out);
   int32_t sample(Sampler& sampler);
   const std::vector<float>& whole_row();
@@ -57,6 +62,7 @@ class SessionStream {
                           std::optional<int> top_logprobs = std::nullopt) const;
 
   LlamaRunner runner_;
+  std::shared_ptr<StepBatcher> batcher_;  // null: this stream never decodes batched
   std::function<const Tokenizer&()> tokens_;
   uint64_t digest_;
   size_t vocab_;

@@ -87,9 +87,9 @@ struct LlamaGraph::Layer {
 };
 
 LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
-                       const GraphOptions& options, uint32_t max_piece)
+                       const GraphOptions& options, uint32_t max_piece, bool attention_state)
     : device_(device), config_(config), range_(weights->range()), fused_steps_(options.fused_steps),
-      weights_(std::move(weights)) {
+      max_piece_(max_piece), weights_(std::move(weights)) {
   const LlamaConfig& c = config_;
   if (&weights_->device() != &device) throw Error("model: a graph's weights must be on its own device");
   const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
@@ -99,10 +99,11 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
   for (int64_t i = range_.first; i < range_.last; ++i) {
     const DeviceLayerWeights& w = weights_->layer(i);
     Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
+    qk_norm = qk_norm || w.q_norm != nullptr;
+    if (!attention_state) continue;
     layer.attention = std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32,
                                                                   w.gate_logits, options.kernel, max_piece);
     layer.attention->fuse_decode_steps(options.fused_steps);
-    qk_norm = qk_norm || w.q_norm != nullptr;
   }
   if (has_head()) {
     logits_matmul_ =
@@ -115,7 +116,10 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
 
 LlamaGraph::~LlamaGraph() = default;
 
-const ops::InfiniAttentionLayer& LlamaGraph::first_attention() const { return *layers_.front().attention; }
+const ops::InfiniAttentionLayer& LlamaGraph::first_attention() const {
+  if (!layers_.front().attention) throw Error("model: this graph records batched steps only and has no attention state");
+  return *layers_.front().attention;
+}
 
 void LlamaGraph::advance(uint32_t tokens) {
   for (Layer& l : layers_) l.attention->advance(tokens);
@@ -148,14 +152,53 @@ void LlamaGraph::restore(std::span<const ops::LayerSnapshot> layers) {
 
 void LlamaGraph::record_piece(vk::CommandStream& stream, const PieceIO& io, uint32_t n, uint32_t rows, uint32_t top_k,
                               uint32_t logits_row) {
+  const Kernels& k = *kernels_;
+  if (embeds()) k.embed.record(stream, whole(*io.ids), *weights_->token_embd(), whole(*io.x), n, uint32_t(config_.embd));
+  record_layers(stream, *io.x, n, [&](size_t i, const vk::Buffer& q, const vk::Buffer& kk) {
+    layers_[i].attention->record(stream, {&q, 0}, {&kk, 0}, {&activations_->v, 0}, activations_->attn, n, io.position);
+  });
+  if (!rows) return;
+  record_logits(stream, *io.x, *io.logits, n, rows, logits_row);
+  const uint32_t vocab = uint32_t(config_.vocab);
+  if (top_k)
+    top_k_->record(stream, *io.logits, uint64_t(logits_row) * vocab, vocab, top_k, {io.ranked, 0, uint64_t(top_k) * 8});
+}
+
+void LlamaGraph::record_batch(vk::CommandStream& stream, const BatchIO& io, std::span<LlamaGraph* const> streams) {
+  const uint32_t b = uint32_t(streams.size());
+  if (layers_.front().attention) throw Error("model: a batched step is recorded by a graph without attention state");
+  if (b == 0 || b > max_piece_ || io.positions.size() != b || io.attention_out.size() != b)
+    throw Error("model: a batched step of " + std::to_string(b) + " streams; this graph takes 1.." +
+                std::to_string(max_piece_));
+  if (!embeds() || !has_head()) throw Error("model: a batched step runs the whole model on one device");
+  for (const LlamaGraph* g : streams)
+    if (&g->device_ != &device_ || g->weights_ != weights_ || !g->layers_.front().attention)
+      throw Error("model: a batched step's streams must run this graph's weights on its device");
+  const uint32_t vocab = uint32_t(config_.vocab), qd = uint32_t(config_.heads * config_.head_dim);
+  kernels_->embed.record(stream, whole(*io.ids), *weights_->token_embd(), whole(*io.x), b, uint32_t(config_.embd));
+  record_layers(stream, *io.x, b, [&](size_t i, const vk::Buffer& q, const vk::Buffer& kk) {
+    // Every stream's attention first, then the copies into the batch's rows: the copies wait for
+    // the attention once, not once a stream.
+    for (uint32_t s = 0; s < b; ++s)
+      streams[s]->layers_[i].attention->record(stream, {&q, s}, {&kk, s}, {&activations_->v, s}, *io.attention_out[s],
+                                               1, io.positions[s]);
+    const uint64_t row = uint64_t(qd) * 4;
+    for (uint32_t s = 0; s < b; ++s)
+      stream.copy({io.attention_out[s], 0, row}, {&activations_->attn, s * row, row});
+  });
+  record_logits(stream, *io.x, *io.logits, b, b, 0);
+  for (uint32_t s = 0; s < b; ++s)
+    top_k_->record(stream, *io.logits, uint64_t(s) * vocab, vocab, io.top_k,
+                   {io.ranked, s * io.ranked_stride, uint64_t(io.top_k) * 8});
+}
+
+void LlamaGraph::record_layers(vk::CommandStream& stream, const vk::Buffer& x, uint32_t n, const Attend& attend) {
   const LlamaConfig& c = config_;
   const uint32_t e = uint32_t(c.embd), qd = uint32_t(c.heads * c.head_dim), kvd = uint32_t(c.heads_kv * c.head_dim),
-                 f = uint32_t(c.ffn), vocab = uint32_t(c.vocab);
+                 f = uint32_t(c.ffn);
   const float eps = float(c.rms_eps);
   Activations& s = *activations_;
-  const vk::Buffer& x = *io.x;
   const Kernels& k = *kernels_;
-  if (embeds()) k.embed.record(stream, whole(*io.ids), *weights_->token_embd(), whole(x), n, e);
   auto matmul = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, const vk::Buffer& out_buf,
                     uint32_t out, uint32_t in) {
     ops::record_matmul_chunks(mm, stream, {n, out, in, whole(a), {}, whole(out_buf)}, b);
@@ -167,7 +210,8 @@ void LlamaGraph::record_piece(vk::CommandStream& stream, const PieceIO& io, uint
     args.accumulate = true;
     ops::record_matmul_chunks(mm, stream, args, b);
   };
-  for (Layer& l : layers_) {
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    Layer& l = layers_[i];
     // Q, K and V from the normed x, with their biases: on the vector kernel (decode) in the
     // projections' own passes, else as separate steps.
     ops::MatmulArgs probe{n, qd, e, whole(x), {}, whole(s.q)};
@@ -198,7 +242,7 @@ void LlamaGraph::record_piece(vk::CommandStream& stream, const PieceIO& io, uint
       q = s.q_normed.get();
       kk = s.k_normed.get();
     }
-    l.attention->record(stream, {q, 0}, {kk, 0}, {&s.v, 0}, s.attn, n, io.position);
+    attend(i, *q, *kk);
     add_to_x(l.mm_o, s.attn, l.w.wo, qd);
     // The FFN: silu(gate) * up of the normed x, then down, added to x.
     ops::MatmulArgs ffn{n, f, e, whole(x), {}, whole(s.ffn_gate)};
@@ -214,24 +258,25 @@ void LlamaGraph::record_piece(vk::CommandStream& stream, const PieceIO& io, uint
     }
     add_to_x(l.mm_down, s.ffn_gate, l.w.w_down, f);
   }
-  // Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
-  // The final norm, of those rows only, inside the logits' pass where the vector kernel runs it.
-  if (rows) {
-    ops::MatmulArgs args{rows, vocab, e, whole(x), {}, whole(*io.logits)};
-    args.a_offset = (n - rows) * e;
-    args.c_offset = logits_row * vocab;
-    if (fused_steps_ && logits_matmul_->does_fused_steps(args)) {
-      args.a_norm = whole(*weights_->output_norm());
-      args.norm_eps = eps;
-    } else {
-      k.norm.record(stream, whole(x), whole(*weights_->output_norm()), whole(s.h), n, e, eps);
-      args.a = whole(s.h);
-    }
-    const ops::RowChunks& w = *weights_->output();
-    ops::record_matmul_chunks(*logits_matmul_, stream, args, w);
-    if (top_k)
-      top_k_->record(stream, *io.logits, uint64_t(logits_row) * vocab, vocab, top_k, {io.ranked, 0, uint64_t(top_k) * 8});
+}
+
+// Logits only for the rows asked for: all of them, or the last one of the stream's last piece.
+// The final norm, of those rows only, inside the logits' pass where the vector kernel runs it.
+void LlamaGraph::record_logits(vk::CommandStream& stream, const vk::Buffer& x, const vk::Buffer& logits, uint32_t n,
+                               uint32_t rows, uint32_t logits_row) {
+  const uint32_t e = uint32_t(config_.embd), vocab = uint32_t(config_.vocab);
+  const float eps = float(config_.rms_eps);
+  ops::MatmulArgs args{rows, vocab, e, whole(x), {}, whole(logits)};
+  args.a_offset = (n - rows) * e;
+  args.c_offset = logits_row * vocab;
+  if (fused_steps_ && logits_matmul_->does_fused_steps(args)) {
+    args.a_norm = whole(*weights_->output_norm());
+    args.norm_eps = eps;
+  } else {
+    kernels_->norm.record(stream, whole(x), whole(*weights_->output_norm()), whole(activations_->h), n, e, eps);
+    args.a = whole(activations_->h);
   }
+  ops::record_matmul_chunks(*logits_matmul_, stream, args, *weights_->output());
 }
 
 }  // namespace infini::model

@@ -7,6 +7,7 @@
 // Running it (staging the host's inputs and outputs, caching recordings, submitting, chains,
 // profiles) is the execution stage's work (exec/layer_stage.hpp).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -36,12 +37,28 @@ struct PieceIO {
   const vk::Buffer* ranked = nullptr;    // ops::TopK's pairs of the last row (the graph with the head)
 };
 
+// What a batched decode step (LlamaGraph::record_batch) reads and writes besides the streams'
+// attention state: row b of each is stream b's.
+struct BatchIO {
+  const vk::Buffer* ids = nullptr;     // [B] token ids
+  const vk::Buffer* x = nullptr;       // [B][embd] the residual stream
+  const vk::Buffer* logits = nullptr;  // [B][vocab]
+  const vk::Buffer* ranked = nullptr;  // B rows of ops::TopK pairs, each ranked_stride bytes apart
+  uint64_t ranked_stride = 0;          // a multiple of the device's storage buffer offset alignment
+  uint32_t top_k = 1;
+  // Per stream: the open segment's length (one word, written by the caller before the step) and
+  // one token's attention output [Hq][Dv], which the step copies into its row of the batch.
+  std::span<const vk::Buffer* const> positions, attention_out;
+};
+
 class LlamaGraph {
  public:
   // Reads `weights` (on `device`; its range is the graph's); activations for pieces of up to
-  // max_piece tokens. The graph holds the weights as long as it lives.
+  // max_piece tokens. The graph holds the weights as long as it lives. Without attention state
+  // the graph only records batched steps over other graphs' state (record_batch): it holds the
+  // kernels and the activations of max_piece rows, and no layer's segment or memory.
   LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
-             const GraphOptions& options, uint32_t max_piece);
+             const GraphOptions& options, uint32_t max_piece, bool attention_state = true);
   ~LlamaGraph();
 
   bool embeds() const noexcept { return range_.first == 0; }
@@ -57,6 +74,18 @@ class LlamaGraph {
   void record_piece(vk::CommandStream& stream, const PieceIO& io, uint32_t n, uint32_t rows, uint32_t top_k,
                     uint32_t logits_row = 0);
 
+  // One decode step of B = streams.size() streams (each a whole model's graph with its own
+  // attention state, on this graph's device and weights): token b is stream b's next token, at
+  // its own position. The projections, the FFN and the logits run once over the B rows (each
+  // weight read once for all of them); each stream's attention reads and advances its own state
+  // (a segment that fills writes its memory, a full sliding context slides). Logits of every row
+  // into io.logits, each ranked (io.top_k best) into its row of io.ranked. This graph must be
+  // one without attention state, made for at least B rows.
+  void record_batch(vk::CommandStream& stream, const BatchIO& io, std::span<LlamaGraph* const> streams);
+  const DeviceWeights& weights() const noexcept { return *weights_; }
+  const std::shared_ptr<const DeviceWeights>& shared_weights() const noexcept { return weights_; }
+  uint32_t max_piece() const noexcept { return max_piece_; }
+
   // The attention state of every layer: the first layer's open segment stands for all of them.
   const ops::InfiniAttentionLayer& first_attention() const;
   uint32_t segment_room() const { return first_attention().segment_room(); }
@@ -71,10 +100,18 @@ class LlamaGraph {
   struct Layer;
   struct Kernels;
   struct Activations;
+  // The layers' work on the residual stream of n rows; `attend(i, q, k)` records layer i's
+  // attention of the piece's Q (q), K (k) and V (the activations' v) into the activations' attn.
+  using Attend = std::function<void(size_t layer, const vk::Buffer& q, const vk::Buffer& k)>;
+  void record_layers(vk::CommandStream& stream, const vk::Buffer& x, uint32_t n, const Attend& attend);
+  // The final norm and logits of rows [n - rows, n) of x into rows logits_row.. of `logits`.
+  void record_logits(vk::CommandStream& stream, const vk::Buffer& x, const vk::Buffer& logits, uint32_t n,
+                     uint32_t rows, uint32_t logits_row);
   vk::Device& device_;
   LlamaConfig config_;
   LayerRange range_;
   bool fused_steps_;
+  uint32_t max_piece_;
   std::shared_ptr<const DeviceWeights> weights_;
   std::unique_ptr<Kernels> kernels_;
   std::vector<Layer> layers_;

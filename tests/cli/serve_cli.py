@@ -269,6 +269,10 @@ def parallel(model, tmp):
         single = gauge(one.port, "infini_device_memory_bytes")
         print("device memory: one worker %s B, --parallel 3 %s B" % (single, shared))
         check(workers == 3, "--parallel 3: three workers in /metrics")
+        steps, tokens = gauge(three.port, "infini_decode_batch_steps"), gauge(three.port, "infini_decode_batch_tokens")
+        print("batched decode: %s steps, %s tokens" % (steps, tokens))
+        check(steps and steps > 0 and tokens >= steps, "--parallel 3: concurrent completions decode in batched steps")
+        check(gauge(three.port, "infini_decode_generating") == 0, "... and none is left generating")
         # One copy of the weights: three sessions save at least two copies of the embedding table
         # (512 x 64 f32) against three single workers.
         check(single and shared and shared <= 3 * single - 2 * 512 * 64 * 4, "--parallel 3 holds one copy of the weights")

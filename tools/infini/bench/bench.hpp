@@ -48,6 +48,7 @@ struct BenchOptions {
   std::string reference_model;  // model: logits of the same prompt compared with this file's (NMSE)
   int64_t prefill = 512, decode = 128;
   std::vector<int64_t> stream_tokens;
+  std::vector<uint32_t> streams{1, 4, 16, 64};  // batch: streams decoding together
   bool interleave = false;  // model: also compare late-stream segments with fresh-stream ones, alternating
   bool kernel_times = false;  // model: time every kernel of the prefill and of decode (RunnerOptions::time_kernels)
   MemoryMode memory = MemoryMode::Auto;

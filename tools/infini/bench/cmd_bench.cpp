@@ -188,7 +188,7 @@ auto accepted_by(Parse parse) {
 const RegisterCommand registration{
     "bench", "Measure throughput and memory; prints one JSON object per line", [](CLI::App& app) {
       auto args = std::make_shared<Args>();
-      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, bandwidth, matmul, attention, model, pipeline, sampler)")
+      app.add_option("--workload", args->workloads, "Comma-separated workloads (peak_fma, bandwidth, matmul, attention, model, batch, pipeline, sampler)")
           ->capture_default_str();
       app.add_option("--repeat", args->options.repeat, "Timed runs per measurement")
           ->check(integer_range(1, 1000))
@@ -230,9 +230,15 @@ const RegisterCommand registration{
       app.add_option("--reference-model", args->options.reference_model,
                      "model: a GGUF file of the same shape (the f16 model a quantized one came from) whose logits for the "
                      "same prompt the model's are compared with (logit_nmse_vs_reference)");
+      app.add_option("--streams", args->options.streams,
+                     "batch: comma-separated numbers of streams decoding together in batched steps, each prefilled "
+                     "with --prefill tokens of its own, then --decode steps")
+          ->delimiter(',')
+          ->check(integer_range(1u, kMostMaxBatch))
+          ->capture_default_str();
       app.add_option("--prefill", args->options.prefill, "model: prompt tokens to prefill")
           ->check(integer_range(int64_t(1), kMaxSegment))->capture_default_str();
-      app.add_option("--decode", args->options.decode, "model: tokens to decode one at a time")
+      app.add_option("--decode", args->options.decode, "model: tokens to decode one at a time (batch: steps)")
           ->check(integer_range(int64_t(0), kMaxSegment))->capture_default_str();
       app.add_option("--stream", args->options.stream_tokens, "model: comma-separated stream lengths to time")
           ->delimiter(',');

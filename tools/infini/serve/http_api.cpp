@@ -159,13 +159,27 @@ void install_routes(httplib::Server& server, SessionService& service, Metrics& m
              }));
 
   server.Get("/metrics", guarded([&service, &metrics](const httplib::Request&, httplib::Response& res) {
-               const std::vector<Gauge> gauges = {
+               std::vector<Gauge> gauges = {
                    {"infini_queue_depth", "Requests waiting or running.", double(service.in_flight())},
                    {"infini_sessions", "Sessions in the store.", double(service.store().count())},
                    {"infini_device_memory_bytes", "Device memory infini holds on all workers.",
                     double(service.device_memory_bytes())},
                    {"infini_workers", "Sessions the server runs at once (--parallel per device entry).",
                     double(service.workers())}};
+               // Sessions generating at once on a device decode in batched steps (one token each).
+               const DecodeBatchStats b = service.decode_batches();
+               gauges.push_back({"infini_decode_generating", "Sessions generating now.", double(b.generating)});
+               gauges.push_back({"infini_decode_batch_waiting", "Sessions waiting for the next batched step.",
+                                 double(b.waiting)});
+               gauges.push_back({"infini_decode_batch_steps", "Batched decode steps run.", double(b.steps)});
+               gauges.push_back({"infini_decode_batch_tokens", "Tokens decoded in batched steps.", double(b.tokens)});
+               gauges.push_back({"infini_decode_batch_size_mean", "Mean sessions per batched step.",
+                                 b.steps ? double(b.tokens) / double(b.steps) : 0.0});
+               gauges.push_back({"infini_decode_batch_size_last", "Sessions in the last batched step.", double(b.last)});
+               gauges.push_back({"infini_decode_batch_step_seconds_last", "Wall time of the last batched step.",
+                                 b.last_seconds});
+               gauges.push_back({"infini_decode_batch_step_seconds_mean", "Mean wall time of a batched step.",
+                                 b.steps ? b.seconds / double(b.steps) : 0.0});
                res.set_content(metrics.render(gauges), "text/plain; version=0.0.4");
              }));
 

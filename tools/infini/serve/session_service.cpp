@@ -56,6 +56,22 @@ uint64_t SessionService::device_memory_bytes() const {
   return n;
 }
 
+DecodeBatchStats SessionService::decode_batches() const {
+  DecodeBatchStats sum;
+  for (const Worker& w : workers_) {
+    const DecodeBatchStats s = w.model->decode_batches();
+    sum.steps += s.steps;
+    sum.tokens += s.tokens;
+    sum.largest = std::max(sum.largest, s.largest);
+    sum.last = std::max(sum.last, s.last);
+    sum.seconds += s.seconds;
+    sum.last_seconds = std::max(sum.last_seconds, s.last_seconds);
+    sum.waiting += s.waiting;
+    sum.generating += s.generating;
+  }
+  return sum;
+}
+
 std::vector<int32_t> SessionService::tokenize(const std::string& text, bool add_bos) const {
   try {
     return model().tokenize(text, add_bos && model().info().bos >= 0);

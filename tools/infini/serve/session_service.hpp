@@ -134,6 +134,8 @@ class SessionService {
   // Requests that run at once: --parallel per --devices entry.
   size_t workers() const { return pool_->workers(); }
   uint64_t device_memory_bytes() const;
+  // Decode steps batched across the sessions of each device entry, summed.
+  DecodeBatchStats decode_batches() const;
 
  private:
   class Slot;  // a place in the bounded queue
