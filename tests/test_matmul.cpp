@@ -27,8 +27,10 @@ TEST_CASE_METHOD(GpuTest, "matmul matches the float64 reference with the guard r
 TEST_CASE_METHOD(GpuTest, "register-blocked matmul matches the float64 reference", "[gpu][matmul]") {
   const auto [ta, tb] = GENERATE(std::pair{ElementType::F32, ElementType::F32}, std::pair{ElementType::F32, ElementType::F16},
                                  std::pair{ElementType::F16, ElementType::F16}, std::pair{ElementType::F32, ElementType::BF16});
-  // One row (the decode block), edges of the 8x8 block, and K not a multiple of 4 (falls back).
-  constexpr Shape shapes[] = {{1, 1, 4}, {1, 37, 128}, {17, 33, 64}, {127, 255, 512}, {9, 70, 12}, {5, 9, 13}};
+  // One row (the decode block), two and up to four (a batched decode's), edges of the 8x8 block,
+  // and K not a multiple of 4 (falls back).
+  constexpr Shape shapes[] = {{1, 1, 4},       {1, 37, 128}, {2, 37, 128}, {3, 70, 64}, {4, 9, 132},
+                              {17, 33, 64}, {127, 255, 512}, {9, 70, 12},  {5, 9, 13}};
   for (const Shape& s : shapes) {
     INFO(s.m << "x" << s.n << "x" << s.k << " A " << element_name(ta) << " B " << element_name(tb));
     const MatmulResult r = run_matmul(s.m, s.n, s.k, ta, tb, {}, s.n * 3 + s.k, ops::MatmulKernel::Registers);

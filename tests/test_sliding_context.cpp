@@ -117,6 +117,29 @@ TEST_CASE_METHOD(GpuTest, "a sliding context is StreamingLLM's, in pieces across
   }
 }
 
+// An Infini-attention file asked for memory off with a context runs its local attention alone as
+// the same sliding window (issue 56, item 4): StreamingLLM's logits of its weights, the memory
+// and its gates left aside.
+TEST_CASE_METHOD(GpuTest, "an Infini file's local attention alone, windowed, is StreamingLLM's", "[gpu][model][sliding]") {
+  model::RandomLlamaOptions o = plain_options("llama", ElementType::F32);
+  o.infini = true;
+  o.segment = 16;
+  const PlainModel m(o);
+  REQUIRE(m.weights.config.has_infini_keys);
+  const int64_t C = 24, S = 2;
+  const RunnerOptions windowed = model::resolve_runner_options(m.weights.config, MemoryMode::Off, 0, 11, C, S);
+  REQUIRE(windowed.infini.sliding);
+  CHECK(windowed.infini.segment == C);
+  CHECK(!windowed.infini.memory);
+  // Without a context, memory off keeps the file's segments (each forgetting the one before).
+  CHECK(!model::resolve_runner_options(m.weights.config, MemoryMode::Off, 0, 11).infini.sliding);
+  const std::vector<int32_t> tokens = stream_of(70, 64);
+  const std::vector<double> want = model::streaming_llama_logits(m.weights, tokens, C, S);
+  LlamaRunner runner(dev(), m.weights, windowed);
+  const size_t sizes[] = {11, 5, 1};
+  CHECK(err(feed(runner, tokens, sizes), want) <= 1e-5);
+}
+
 // The matrix-unit attention (hardware fragments where auto takes them: the KHR phase; else their
 // emulation) under the window rule, prefill pieces crossing the slide and the moves, against the
 // float64 reference; its f16 inputs and P bound the error (docs/matrix-units.md).

@@ -52,7 +52,9 @@ struct ModelOptions {
   // and its most recent C - sinks, at positions within the context (StreamingLLM), so the stream
   // goes on at constant memory. 0: the file's context_length, cut to what the device holds
   // (Model::warnings says so, with the figure). ModelInfo::context says which C it got. A model
-  // whose memory is on has no such context and leaves both aside (ModelInfo::context is 0).
+  // whose memory is on has no such context and leaves both aside (ModelInfo::context is 0). An
+  // Infini-attention file with `memory` Off and a `context` runs its local attention alone as
+  // such a sliding window (its memory and gates unused).
   int64_t context = 0;
   int64_t sinks = kDefaultSinks;  // 0 <= sinks < C
   MemoryMode memory = MemoryMode::Auto;

@@ -51,7 +51,8 @@ struct RunnerOptions : GraphOptions {
 // The stream options a file asks for, with the caller's overrides: a file with Infini keys runs
 // with its own conventions and segment length (`segment` > 0 overrides it); a plain file (no
 // Infini keys, memory off) as a sliding context (InfiniOptions::sliding) of `context` tokens, else
-// `segment`, else the file's context_length, keeping `sinks` sinks. (runner_options.cpp)
+// `segment`, else the file's context_length, keeping `sinks` sinks; an Infini file with memory off
+// and a `context` too (its local attention alone, windowed). (runner_options.cpp)
 RunnerOptions resolve_runner_options(const LlamaConfig& config, MemoryMode memory, int64_t segment,
                                      uint32_t max_piece, int64_t context = 0, int64_t sinks = kDefaultSinks);
 

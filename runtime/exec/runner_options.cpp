@@ -9,7 +9,9 @@ RunnerOptions resolve_runner_options(const LlamaConfig& c, MemoryMode memory, in
   RunnerOptions o;
   o.infini = c.has_infini_keys ? c.infini : InfiniOptions{};
   o.infini.memory = memory == MemoryMode::Auto ? c.has_infini_keys : memory == MemoryMode::On;
-  if (!c.has_infini_keys && !o.infini.memory) {
+  // A plain file with memory off, or an Infini file asked for memory off with a context: its local
+  // attention alone, as a sliding window (the memory and its gates unused).
+  if (!o.infini.memory && (!c.has_infini_keys || context > 0)) {
     o.infini.sliding = true;
     o.infini.sinks = sinks;
     o.infini.segment = context > 0   ? context

@@ -212,8 +212,9 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
   if (kernel == MatmulKernel::Registers || kernel == MatmulKernel::Lanes) {
     const uint32_t block[] = {kRegsLanes, kRegsRows, kRegsCols};
     const uint32_t row[] = {kRegsLanes, 1, kRegsRowCols};
-    regs_block_ = &device.pipelines().get(kernel_for(kRegs, a, b), block);
-    regs_row_ = &device.pipelines().get(kernel_for(kRegs, a, b), row);
+    regs_source_ = kernel_for(kRegs, a, b);
+    regs_block_ = &device.pipelines().get(*regs_source_, block);
+    regs_row_ = &device.pipelines().get(*regs_source_, row);
   }
   const vk::Capabilities& caps = device.caps();
   tiles_ = tiles.bm ? tiles : default_matmul_tiles(caps);
@@ -256,10 +257,12 @@ Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
   if (kernel_ == MatmulKernel::Lanes && aligned(8) && args.m >= kLanesMinRows)
     return {lanes_, {ceil_div(args.n, kLanesWidth * kLanesCols), ceil_div(args.m, kLanesRows), 1}, MatmulKernel::Lanes};
   if ((kernel_ == MatmulKernel::Registers || kernel_ == MatmulKernel::Lanes) && aligned(4)) {
-    const bool one_row = args.m == 1;
-    const uint32_t tm = one_row ? 1 : kRegsRows, tn = one_row ? kRegsRowCols : kRegsCols;
-    return {one_row ? regs_row_ : regs_block_, {ceil_div(ceil_div(args.n, tn), kRegsLanes), ceil_div(args.m, tm), 1},
-            MatmulKernel::Registers};
+    // Decode's one row, a batch's few (2 or 4 rows by 16 columns: the block's 8 rows would be
+    // mostly clamped copies), or blocks. Every shape sums each output over k in the same order.
+    const uint32_t tm = args.m == 1 ? 1 : args.m <= 2 ? 2 : args.m <= 4 ? 4 : kRegsRows;
+    const uint32_t tn = tm < kRegsRows ? kRegsRowCols : kRegsCols;
+    const vk::Pipeline* pipeline = tm == 1 ? regs_row_ : tm == kRegsRows ? regs_block_ : &regs_pipeline(tm, tn);
+    return {pipeline, {ceil_div(ceil_div(args.n, tn), kRegsLanes), ceil_div(args.m, tm), 1}, MatmulKernel::Registers};
   }
   return {pipeline_, {ceil_div(args.n, tiles_.bn), ceil_div(args.m, tiles_.bm), 1}, tiled};
 }
@@ -280,6 +283,11 @@ MatrixTiles Matmul::matrix_tiles_for_call(const MatmulArgs& args) const {
 const vk::Pipeline& Matmul::matrix_pipeline(const MatrixTiles& t) const {
   const uint32_t spec[] = {t.workgroup_size(), t.warps_m, t.warps_n, t.frags_m, t.frags_n, t.bk, t.stages};
   return device_->pipelines().get(*matrix_source_, spec);
+}
+
+const vk::Pipeline& Matmul::regs_pipeline(uint32_t rows, uint32_t cols) const {
+  const uint32_t spec[] = {kRegsLanes, rows, cols};
+  return device_->pipelines().get(*regs_source_, spec);
 }
 
 const vk::Pipeline& Matmul::vector_pipeline(uint32_t rows, const MatmulArgs& steps) const {

@@ -89,6 +89,8 @@ class Matmul {
     MatmulKernel kernel;
   };
   Plan plan(const MatmulArgs& args) const;
+  // matmul_regs.comp with `rows` x `cols` outputs per invocation.
+  const vk::Pipeline& regs_pipeline(uint32_t rows, uint32_t cols) const;
   // matvec.comp for `rows` rows with the fused steps `steps` asks for.
   const vk::Pipeline& vector_pipeline(uint32_t rows, const MatmulArgs& steps) const;
   // matmul_coopmat.comp (or its emulation) in tiling `t`.
@@ -101,6 +103,7 @@ class Matmul {
   const vk::Pipeline* pipeline_;
   const vk::Pipeline* regs_block_ = nullptr;  // Registers: kRegsRows x kRegsCols per invocation
   const vk::Pipeline* regs_row_ = nullptr;    // Registers for one row (decode)
+  std::optional<vk::KernelSource> regs_source_;  // for its few-row shapes (batched decode; made on first use)
   const vk::Pipeline* lanes_ = nullptr;       // Lanes: kLanesRows x 8 * kLanesCols per workgroup
   bool vector_ = false;  // matvec.comp takes calls of 1..kMaxVectorRows rows
   vk::Device* device_;                    // for the vector kernel's fused variants, made on first use

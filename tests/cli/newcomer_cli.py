@@ -251,6 +251,13 @@ def item13_conventions(tmp, model, plain):
     r = run(["run", "-m", model, "-c", "8", "-p", "x"])
     check(is_one_line_error(r) and f"--ctx-size: {model} is an Infini-attention model whose context is unbounded; "
           "set its local span with --segment" in r.stderr, f"item 13: -c on an Infini model: {r.stderr!r}")
+    # ... unless --memory off asks for its local attention alone, windowed.
+    r = run(["run", "-m", model, "-c", "8", "--memory", "off", "-p", prompt, "-n", "4", "--temp", "0"])
+    check(r.returncode == 0 and "context 8 tokens, then sliding with 4 sinks" in r.stderr,
+          f"issue 56: an Infini model's local attention alone as a sliding window: {r.stderr!r}")
+    r = run(["run", "-m", model, "--sinks", "2", "-p", "x"])
+    check(is_one_line_error(r) and "(--memory off -c C gives it one)" in r.stderr,
+          f"issue 56: --sinks on an Infini model: {r.stderr!r}")
     r = run(["run", "-m", plain, "-c", "8", "--segment", "8", "-p", "x"])
     check(is_one_line_error(r), f"item 13: -c with --segment: {r.stderr!r}")
     r = run(["run", "-m", plain, "-c", "8", "--memory", "on", "-p", "x"])

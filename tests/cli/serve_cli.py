@@ -8,8 +8,10 @@
 - two replicas sharing one private redis-server: a session moved between them equals one that
   never moved, bit for bit (state bytes and generated tokens); racing writers never fork it;
 - kill -9 of a replica during an append: the retry on the other gives the uninterrupted result;
-- a bounded load (32 clients, LOAD_SECONDS, default 6) with no errors and no lost session;
-- --parallel 3: six concurrent completions equal `infini run`, on one copy of the weights.
+- a bounded load (32 clients, LOAD_SECONDS, default 6) with no errors and no lost session, one
+  replica decoding 4 sessions at once in batched steps;
+- --parallel 3: six concurrent completions equal `infini run`, on one copy of the weights, in
+  batched decode steps.
 
 Usage: serve_cli.py PATH_TO_INFINI   (about 40 s)
 """
@@ -347,11 +349,14 @@ def two_replicas(model, redis):
               and g1["text"] == g2["text"] and redis.get_state(sid) == redis.get_state(ref),
               "retry on the other replica == uninterrupted (tokens, text, state bits)")
 
-        # Load over both replicas (r1 restarted).
-        r1 = Replica(INFINI, model, redis.url())
+        # Load over both replicas (r1 restarted, now running 4 sessions at once in batched decode).
+        r1 = Replica(INFINI, model, redis.url(), ["--parallel", "4"])
         result = run_load([r1.port, r2.port], 32, float(os.environ.get("LOAD_SECONDS", "6")))
         print("load:", result, flush=True)
         check(result["errors"] == 0 and result["requests"] > 0, "load: no errors, no lost or forked session")
+        steps, tokens = gauge(r1.port, "infini_decode_batch_steps"), gauge(r1.port, "infini_decode_batch_tokens")
+        print("load: replica with --parallel 4 ran %s batched steps of %s tokens" % (steps, tokens), flush=True)
+        check(steps and tokens >= steps, "load: the replica with --parallel 4 decoded in batched steps")
     finally:
         r1.stop()
         r2.stop()

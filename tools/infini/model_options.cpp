@@ -25,7 +25,8 @@ void add_context_options(CLI::App& app, int64_t& ctx_size, int64_t& sinks, CLI::
                  "Context C of a file without Infini-attention tensors (memory off): full attention up to C tokens "
                  "of stream, then sliding: each token attends the first --sinks tokens and the most recent C - sinks "
                  "(StreamingLLM), at constant memory (default: the file's context_length, cut to what the device "
-                 "holds). Refused on an Infini-attention model, whose context is unbounded")
+                 "holds). On an Infini-attention model only with --memory off: its local attention alone, as such "
+                 "a sliding window (its context is otherwise unbounded)")
       ->check(integer_range(int64_t(1), kMaxSegment / 2))
       ->excludes(segment);
   app.add_option("--sinks", sinks, "Tokens at the start of the stream that a sliding context keeps (attention sinks)")
@@ -36,9 +37,11 @@ void add_context_options(CLI::App& app, int64_t& ctx_size, int64_t& sinks, CLI::
 void check_context_options(const std::string& file, const ModelInfo& info, int64_t ctx_size, int64_t sinks) {
   if (ctx_size > 0 && info.context == 0)
     throw UsageError("--ctx-size: " + file +
-                     " is an Infini-attention model whose context is unbounded; set its local span with --segment");
+                     " is an Infini-attention model whose context is unbounded; set its local span with --segment, "
+                     "or add --memory off to run its local attention alone as a sliding window of C tokens");
   if (sinks != kDefaultSinks && info.context == 0)
-    throw UsageError("--sinks: " + file + " is an Infini-attention model, which has no sliding context");
+    throw UsageError("--sinks: " + file + " is an Infini-attention model, which has no sliding context "
+                     "(--memory off -c C gives it one)");
 }
 
 void add_ctx_full_option(CLI::App& app, bool& stop) {
