@@ -2,7 +2,7 @@
 // one model on one copy of its weights, each at its own position, give the same rankings, the
 // same last logits and the same saved state as the same streams fed token by token on their own,
 // when they join and leave mid-stream, cross segment ends (memory writes) or slide a sliding
-// context at different steps, for f32 and f16 weights (quantized ones: test_batched_sessions.cpp); and the step refuses what it cannot
+// context at different steps, for f32 and f16 weights, on one device and over two (quantized ones: test_batched_sessions.cpp); and the step refuses what it cannot
 // run, having fed nothing.
 #include <algorithm>
 #include <cmath>
@@ -13,6 +13,7 @@
 
 #include "exec/batch_decoder.hpp"
 #include "exec/llama_runner.hpp"
+#include "exec/step_batcher.hpp"
 #include "formats/session_state.hpp"
 #include "graph/device_weights.hpp"
 #include "infini/error.hpp"
@@ -51,6 +52,7 @@ struct Case {
   const char* name;
   ElementType type;
   RunnerOptions options;
+  bool two_devices;  // the layers split over two logical devices, hidden states through the host
 };
 
 RunnerOptions infini_options() {
@@ -74,8 +76,10 @@ RunnerOptions sliding_options() {
 }  // namespace
 
 TEST_CASE_METHOD(GpuTest, "a batched decode step gives each stream what decoding alone gives it", "[gpu][batch]") {
-  const Case cases[] = {{"f32, memory", ElementType::F32, infini_options()},
-                        {"f16, sliding context", ElementType::F16, sliding_options()}};
+  const Case cases[] = {{"f32, memory", ElementType::F32, infini_options(), false},
+                        {"f16, sliding context", ElementType::F16, sliding_options(), false},
+                        {"f32, memory, two devices", ElementType::F32, infini_options(), true}};
+  const std::unique_ptr<vk::Device> second = open_second_device();
   for (const Case& c : cases) {
     SECTION(c.name) {
       TinyLlamaSpec spec;
@@ -85,16 +89,20 @@ TEST_CASE_METHOD(GpuTest, "a batched decode step gives each stream what decoding
       spec.vocab = 64;
       spec.seed = 5;
       TinyLlama tiny(spec);
-      vk::Device* devices[] = {&dev()};
+      std::vector<vk::Device*> devices = {&dev()};
+      std::vector<int64_t> split;
+      if (c.two_devices) {
+        devices.push_back(second.get());
+        split = {1, 1};
+      }
       model::DeviceWeightCache shared;
       std::vector<std::unique_ptr<LlamaRunner>> batched, alone;
       for (int s = 0; s < kStreams; ++s) {
-        batched.push_back(std::make_unique<LlamaRunner>(devices, tiny.weights, c.options, std::span<const int64_t>{},
-                                                        &shared));
+        batched.push_back(std::make_unique<LlamaRunner>(devices, tiny.weights, c.options, split, &shared));
         alone.push_back(std::make_unique<LlamaRunner>(dev(), tiny.weights, c.options));
       }
-      BatchDecoder decoder(dev(), batched[0]->whole_model_stage()->graph().shared_weights(), tiny.weights.config,
-                           c.options, kStreams);
+      REQUIRE(batched[0]->stage_count() == devices.size());
+      BatchDecoder decoder(model::stage_weights(*batched[0]), tiny.weights.config, c.options, kStreams);
       std::vector<int32_t> next(kStreams);
       for (int s = 0; s < kStreams; ++s) {
         const std::vector<int32_t> p = prompt_of(s, spec.vocab);
@@ -108,14 +116,13 @@ TEST_CASE_METHOD(GpuTest, "a batched decode step gives each stream what decoding
         std::vector<int> who;
         for (int s = 0; s < kStreams; ++s) {
           if ((step + s) % 5 == 4) continue;
-          entries.push_back({batched[size_t(s)]->whole_model_stage(), next[size_t(s)]});
+          entries.push_back({batched[size_t(s)].get(), next[size_t(s)]});
           who.push_back(s);
         }
         const std::vector<std::vector<ops::RankedLogit>> got = decoder.step(entries, 3);
         REQUIRE(got.size() == who.size());
         for (size_t i = 0; i < who.size(); ++i) {
           const size_t s = size_t(who[i]);
-          batched[s]->took_batched_token();
           const std::vector<ops::RankedLogit> want =
               alone[s]->forward_ranked(std::span<const int32_t>(&next[s], 1), 3);
           INFO("step " << step << ", stream " << s);
@@ -166,7 +173,7 @@ TEST_CASE_METHOD(GpuTest, "a batched decode step gives each stream what decoding
       // the batch, decodes in a batched step as the original goes on alone.
       batched[1]->restore_state(alone[3]->save_state());
       const int32_t t = 4;
-      const std::vector<BatchDecoder::Entry> one = {{batched[1]->whole_model_stage(), t}};
+      const std::vector<BatchDecoder::Entry> one = {{batched[1].get(), t}};
       const std::vector<ops::RankedLogit> got = decoder.step(one, 2).at(0);
       const std::vector<ops::RankedLogit> want = alone[3]->forward_ranked(std::span<const int32_t>(&t, 1), 2);
       CHECK(got[0].id == want[0].id);
@@ -187,22 +194,23 @@ TEST_CASE_METHOD(GpuTest, "a batched decode step refuses what it cannot run, fee
   a.forward(p, false);
   b.forward(p, false);
   other.forward(p, false);
-  BatchDecoder decoder(dev(), a.whole_model_stage()->graph().shared_weights(), tiny.weights.config, options, 2);
-  model::LayerStage* sa = a.whole_model_stage();
-  model::LayerStage* sb = b.whole_model_stage();
-  const uint32_t open = sa->graph().first_attention().open_tokens();
+  BatchDecoder decoder(model::stage_weights(a), tiny.weights.config, options, 2);
+  LlamaRunner* sa = &a;
+  LlamaRunner* sb = &b;
+  const uint32_t open = a.stage(0).graph().first_attention().open_tokens();
   CHECK_THROWS_WITH(decoder.step(std::vector<BatchDecoder::Entry>{{sa, 1}, {sb, int32_t(spec.vocab)}}, 1),
                     "model: token id 50 is outside the vocabulary of 50");
   CHECK_THROWS_WITH(decoder.step(std::vector<BatchDecoder::Entry>{{sa, 1}, {sa, 2}}, 1),
                     "model: a stream joins a batched step twice");
-  CHECK_THROWS_WITH(decoder.step(std::vector<BatchDecoder::Entry>{{sa, 1}, {other.whole_model_stage(), 2}}, 1),
-                    "model: a batched step's streams must run its weights on its device");
+  CHECK_THROWS_WITH(decoder.step(std::vector<BatchDecoder::Entry>{{sa, 1}, {&other, 2}}, 1),
+                    "model: a batched step's streams must run its weights on its devices");
   CHECK_THROWS_WITH(decoder.step(std::vector<BatchDecoder::Entry>{{sa, 1}, {sb, 2}, {sb, 3}}, 1),
                     "model: a batched step of 3 streams; it takes 1..2");
   CHECK_THROWS_WITH(decoder.step(std::vector<BatchDecoder::Entry>{{sa, 1}}, 0),
                     "model: a device ranking takes 1..64 logits, got 0");
-  CHECK(sa->graph().first_attention().open_tokens() == open);
-  CHECK(sb->graph().first_attention().open_tokens() == open);
+  CHECK(a.stage(0).graph().first_attention().open_tokens() == open);
+  CHECK(b.stage(0).graph().first_attention().open_tokens() == open);
+  CHECK(a.tokens_seen() == 3);
 }
 
 }  // namespace infini::test

@@ -1,7 +1,7 @@
 // Sessions of one model generating at the same time, each on its own thread, decode in batched
 // steps (exec/step_batcher.hpp): each gives the tokens it gives generating alone, greedy and
 // sampled, on Infini files with memory and on plain files with a sliding context, f16 and
-// quantized, across segment ends and the slide; the model counts the steps; a session whose
+// quantized, across segment ends and the slide, on one device and over two; the model counts the steps; a session whose
 // caller fails mid-generation fails alone while the others go on.
 #include <catch2/catch.hpp>
 #include <string>
@@ -66,16 +66,18 @@ TEST_CASE("sessions generating together give the tokens each gives alone", "[gpu
   struct Case {
     const char* name;
     model::RandomLlamaOptions file;
+    std::vector<std::string> devices;
   };
   const Case cases[] = {
-      {"llama, q8_0, memory", file_of("llama", true, QuantScheme::Q8_0, ElementType::F32)},
-      {"qwen2, f16, sliding context", file_of("qwen2", false, std::nullopt, ElementType::F16)},
-      {"qwen3, q4_k_m, sliding context", file_of("qwen3", false, QuantScheme::Q4_K_M, ElementType::F32)},
+      {"llama, q8_0, memory", file_of("llama", true, QuantScheme::Q8_0, ElementType::F32), {}},
+      {"qwen2, f16, sliding context", file_of("qwen2", false, std::nullopt, ElementType::F16), {}},
+      {"qwen3, q4_k_m, sliding context", file_of("qwen3", false, QuantScheme::Q4_K_M, ElementType::F32), {}},
+      {"llama, f32, memory, over two devices", file_of("llama", true, std::nullopt, ElementType::F32), {"0", "0"}},
   };
   for (const Case& c : cases) {
     SECTION(c.name) {
       const TempModel file(c.file, "infini_batched_sessions.gguf");
-      Context context;
+      Context context(ContextOptions{.devices = c.devices});
       ModelOptions alone_options;
       alone_options.max_batch = 1;
       std::vector<std::vector<int32_t>> want;

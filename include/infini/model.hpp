@@ -71,8 +71,8 @@ struct ModelOptions {
   // decode together: whenever the device is free, the next token of every session waiting runs
   // as one step of up to max_batch rows, so the weights are read once for all of them. A session
   // generating alone keeps its own steps (and chains). 1: never batch; at most kMostMaxBatch.
-  // Session::generate batches (any sampling without penalties); generate_with_logprobs and
-  // models split over several devices decode alone.
+  // Session::generate batches (any sampling without penalties), also on a model split over
+  // several devices; generate_with_logprobs decodes alone.
   uint32_t max_batch = kDefaultMaxBatch;
   // On a context with several devices, each device's share of the layers, in order ({3, 1}: three
   // quarters on the first); empty: in proportion to each device's free memory. A device whose share

@@ -1,61 +1,53 @@
 #pragma once
-// One decode step of many streams of a model on one device as one pass: each stream (a LayerStage
-// holding the whole model) gives its next token, the projections, FFN and logits run once over
-// all of their rows, so the weights are read once for the batch, and each stream's attention
-// reads and advances its own state (graph/llama_graph.hpp, record_batch). A stream's logits also
-// land where its stage keeps its last logits, so it goes on alone afterwards (feeding, saving,
-// whole rows) as if it had fed the token itself.
+// One decode step of many streams of a model as one pass: each stream (a LlamaRunner) gives its
+// next token, and on each device of the model's pipeline the projections, FFN and logits run once
+// over all of their rows, so the weights are read once for the batch, while each stream's
+// attention reads and advances its own state (graph/llama_graph.hpp, record_batch). Between the
+// devices of a pipeline the batch's hidden states pass through the host. A stream's logits also
+// land where its head stage keeps its last logits, so it goes on alone afterwards (feeding,
+// saving, whole rows) as if it had fed the token itself.
 //
 // The step is recorded anew each time (its streams change from step to step); streams whose
-// state is in the middle of a piece (in flight) are refused.
+// stages have work in flight are refused.
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
 
-#include "exec/layer_stage.hpp"
+#include "exec/llama_runner.hpp"
 #include "graph/device_weights.hpp"
 #include "graph/graph_options.hpp"
-#include "graph/llama_graph.hpp"
 #include "ops/top_k.hpp"
-#include "vk/buffer.hpp"
-#include "vk/command_stream.hpp"
-#include "vk/staged_buffer.hpp"
 
 namespace infini::model {
 
 class BatchDecoder {
  public:
-  // Steps of 1..max_batch streams of `weights` (the whole model, on `device`).
-  BatchDecoder(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
+  // Steps of 1..max_batch streams whose model's layers are `stages` (one copy of the weights per
+  // device, in pipeline order; one: the whole model on one device).
+  BatchDecoder(std::span<const std::shared_ptr<const DeviceWeights>> stages, const LlamaConfig& config,
                const GraphOptions& options, uint32_t max_batch);
   ~BatchDecoder();
 
   struct Entry {
-    LayerStage* stage;  // the stream: a stage with the whole model on this decoder's weights
-    int32_t token;      // its next token (checked against the vocabulary)
+    LlamaRunner* runner;  // the stream: its stages run on this decoder's weights
+    int32_t token;        // its next token (checked against the vocabulary)
   };
   // Feeds each entry's token to its stream and gives back, per entry, the k (1..ops::TopK::kMaxK)
   // best logits of that token, ranked as LlamaRunner::forward_ranked ranks them. Throws naming the
-  // problem, having fed nothing, when an entry cannot join (another model or device, a stream
-  // with work in flight, a token outside the vocabulary, one stream twice, too many).
+  // problem, having fed nothing, when an entry cannot join (other weights, work in flight, a
+  // token outside the vocabulary, one stream twice, too many).
   std::vector<std::vector<ops::RankedLogit>> step(std::span<const Entry> entries, uint32_t k);
 
   uint32_t max_batch() const noexcept { return max_batch_; }
-  const DeviceWeights& weights() const noexcept { return graph_.weights(); }
-  vk::Device& device() const noexcept { return device_; }
 
  private:
+  struct Stage;
   void check(std::span<const Entry> entries, uint32_t k) const;
 
-  vk::Device& device_;
   LlamaConfig config_;
   uint32_t max_batch_;
-  LlamaGraph graph_;  // without attention state: the streams bring theirs
-  vk::StagedBuffer ids_io_, ranked_io_;
-  vk::Buffer x_, logits_;
-  std::vector<vk::Buffer> positions_, attention_out_;  // per row
-  vk::CommandStream stream_;
+  std::vector<std::unique_ptr<Stage>> stages_;
 };
 
 }  // namespace infini::model

@@ -131,12 +131,12 @@ class LayerStage {
   std::vector<float> last_logits() const;
 
   // For a batched decode step (exec/batch_decoder.hpp), which records this stage's layers with
-  // other streams': its graph, the buffer its last logits are read from, and, after the step put
-  // a token's logits in that buffer's row 0, the note that they are the last ones.
+  // other streams': its graph, the buffer its last logits are read from (the head stage), and,
+  // after the step fed a token (and put its logits in that buffer's row 0), the note of it.
   LlamaGraph& graph() noexcept { return *graph_; }
   const vk::Buffer& logits_buffer() const;
   void took_batched_token() noexcept {
-    last_row_ = 0;
+    if (has_head()) last_row_ = 0;
     chain_left_ = 0;
   }
 

@@ -324,6 +324,11 @@ void LlamaRunner::take_back(uint32_t tokens) {
 
 std::vector<float> LlamaRunner::last_logits() const { return stages_.back()->last_logits(); }
 
+void LlamaRunner::took_batched_token() noexcept {
+  for (const std::unique_ptr<LayerStage>& s : stages_) s->took_batched_token();
+  ++tokens_seen_;
+}
+
 void LlamaRunner::run(std::span<const int32_t> tokens, bool all_logits, uint32_t top_k, float* logits,
                       uint32_t* ranked) {
   if (tokens.empty()) throw Error("model: no tokens to feed");

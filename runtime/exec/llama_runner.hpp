@@ -143,11 +143,11 @@ class LlamaRunner {
   void restore_state(const stream::SessionState& state);
   stream::StateFingerprint fingerprint() const;
   int64_t tokens_seen() const noexcept { return tokens_seen_; }
-  // The stage of a model on one device, which batched steps (exec/step_batcher.hpp) feed with
-  // other streams' tokens; null on several devices.
-  LayerStage* whole_model_stage() noexcept { return stages_.size() == 1 ? stages_.front().get() : nullptr; }
-  // After a batched step fed one token to whole_model_stage().
-  void took_batched_token() noexcept { ++tokens_seen_; }
+  // The stages in pipeline order, which batched steps (exec/batch_decoder.hpp) feed with other
+  // streams' tokens, and the note that such a step fed one token to every stage.
+  size_t stage_count() const noexcept { return stages_.size(); }
+  LayerStage& stage(size_t i) const { return *stages_.at(i); }
+  void took_batched_token() noexcept;
   // Command buffers recorded so far, one per distinct piece shape; replayed when the shape recurs.
   size_t recorded_pieces() const noexcept;
   // Where the time of the pieces run so far went, summed over the stages (see StageProfile).

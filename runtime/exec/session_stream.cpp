@@ -18,8 +18,8 @@ SessionStream::SessionStream(std::span<vk::Device* const> devices, const LlamaWe
       tokens_(std::move(tokens)),
       digest_(digest),
       vocab_(size_t(weights.config.vocab)) {
-  if (LayerStage* stage = runner_.whole_model_stage(); stage && batchers && options.max_batch > 1)
-    batcher_ = batchers->get(stage->graph().shared_weights(), weights.config, options, options.max_batch);
+  if (batchers && options.max_batch > 1)
+    batcher_ = batchers->get(stage_weights(runner_), weights.config, options, options.max_batch);
 }
 
 std::vector<float> SessionStream::feed(std::span<const int32_t> tokens, bool all_logits) {

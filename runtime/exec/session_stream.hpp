@@ -23,8 +23,7 @@ class SessionStream {
   // `tokens` gives the model's tokenizer (or throws the one-line reason it has none); `digest`
   // identifies the weights in saved states; the weights on the devices are `cache`'s shared copies.
   // With `batchers`, the stream decodes in batched steps with the model's other sessions on its
-  // device while they generate too (exec/step_batcher.hpp; the whole model on one device,
-  // RunnerOptions::max_batch above 1).
+  // devices while they generate too (exec/step_batcher.hpp; RunnerOptions::max_batch above 1).
   SessionStream(std::span<vk::Device* const> devices, const LlamaWeights& weights, const RunnerOptions& options,
                 const std::vector<int64_t>& layers_per_device, std::function<const Tokenizer&()> tokens,
                 uint64_t digest, DeviceWeightCache* cache = nullptr, StepBatcherCache* batchers = nullptr);

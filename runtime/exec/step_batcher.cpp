@@ -12,16 +12,21 @@ namespace infini::model {
 struct StepBatcher::Request {
   BatchDecoder::Entry entry;
   uint32_t k;
-  LlamaRunner* runner;
   Clock::time_point arrived;
   bool done = false;
   std::vector<ops::RankedLogit> ranked;
   std::exception_ptr error;
 };
 
-StepBatcher::StepBatcher(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
-                         const GraphOptions& options, uint32_t max_batch)
-    : device_(device), weights_(std::move(weights)), config_(config), options_(options), max_batch_(max_batch) {
+StageWeights stage_weights(const LlamaRunner& runner) {
+  StageWeights out;
+  for (size_t i = 0; i < runner.stage_count(); ++i) out.push_back(runner.stage(i).graph().shared_weights());
+  return out;
+}
+
+StepBatcher::StepBatcher(StageWeights weights, const LlamaConfig& config, const GraphOptions& options,
+                         uint32_t max_batch)
+    : weights_(std::move(weights)), config_(config), options_(options), max_batch_(max_batch) {
   if (max_batch == 0) throw Error("model: a batched step takes at least one stream");
 }
 
@@ -52,16 +57,15 @@ DecodeBatchStats StepBatcher::stats() const {
 }
 
 std::vector<ops::RankedLogit> StepBatcher::step(LlamaRunner& runner, int32_t token, uint32_t k) {
-  LayerStage* stage = runner.whole_model_stage();
-  if (!stage || &stage->graph().weights() != weights_.get())
-    throw Error("model: a batched step runs sessions whose whole model is on the batcher's device and weights");
+  if (stage_weights(runner) != weights_)
+    throw Error("model: a batched step runs sessions on the batcher's weights and devices");
   if (token < 0 || token >= config_.vocab)
     throw Error("model: token id " + std::to_string(token) + " is outside the vocabulary of " +
                 std::to_string(config_.vocab));
   if (k == 0 || k > ops::TopK::kMaxK)
     throw Error("model: a device ranking takes 1.." + std::to_string(ops::TopK::kMaxK) + " logits, got " +
                 std::to_string(k));
-  Request request{{stage, token}, k, &runner, Clock::now()};
+  Request request{{&runner, token}, k, Clock::now()};
   std::unique_lock lock(mutex_);
   waiting_.push_back(&request);
   wake_.notify_all();
@@ -96,7 +100,7 @@ void StepBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   const auto t0 = Clock::now();
   try {
-    if (!decoder_) decoder_ = std::make_unique<BatchDecoder>(device_, weights_, config_, options_, max_batch_);
+    if (!decoder_) decoder_ = std::make_unique<BatchDecoder>(weights_, config_, options_, max_batch_);
     std::vector<BatchDecoder::Entry> entries;
     uint32_t k = 1;
     for (const Request* r : batch) {
@@ -108,7 +112,6 @@ void StepBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
     for (size_t i = 0; i < b; ++i) {
       ranked[i].resize(batch[i]->k);
       batch[i]->ranked = std::move(ranked[i]);
-      batch[i]->runner->took_batched_token();
     }
   } catch (...) {
     for (Request* r : batch) r->error = std::current_exception();
@@ -126,14 +129,14 @@ void StepBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
   wake_.notify_all();
 }
 
-std::shared_ptr<StepBatcher> StepBatcherCache::get(std::shared_ptr<const DeviceWeights> weights,
-                                                   const LlamaConfig& config, const GraphOptions& options,
-                                                   uint32_t max_batch) {
+std::shared_ptr<StepBatcher> StepBatcherCache::get(const StageWeights& weights, const LlamaConfig& config,
+                                                   const GraphOptions& options, uint32_t max_batch) {
   std::lock_guard lock(mutex_);
-  std::weak_ptr<StepBatcher>& slot = batchers_[weights.get()];
+  std::vector<const DeviceWeights*> key;
+  for (const std::shared_ptr<const DeviceWeights>& w : weights) key.push_back(w.get());
+  std::weak_ptr<StepBatcher>& slot = batchers_[key];
   if (std::shared_ptr<StepBatcher> live = slot.lock()) return live;
-  vk::Device& device = weights->device();
-  auto made = std::make_shared<StepBatcher>(device, std::move(weights), config, options, max_batch);
+  auto made = std::make_shared<StepBatcher>(weights, config, options, max_batch);
   slot = made;
   return made;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// Continuous batching of decode steps: the sessions of a model on one device that are generating
+// Continuous batching of decode steps: the sessions of a model on one device (or one pipeline of
+// devices) that are generating
 // at the same time (each on its own thread, as infini serve's workers are) hand their next token
 // to the device's StepBatcher, and every token waiting when the device is free runs in one
 // batched step (exec/batch_decoder.hpp). Sessions join and leave between steps by simply
@@ -23,14 +24,17 @@
 
 namespace infini::model {
 
+// The weights of a model's stages, in pipeline order (one: the whole model on one device).
+using StageWeights = std::vector<std::shared_ptr<const DeviceWeights>>;
+StageWeights stage_weights(const LlamaRunner& runner);
+
 class StepBatcher {
  public:
-  StepBatcher(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
-              const GraphOptions& options, uint32_t max_batch);
+  StepBatcher(StageWeights weights, const LlamaConfig& config, const GraphOptions& options, uint32_t max_batch);
   ~StepBatcher();
 
-  // Feeds `token` to `runner` (the whole model on this batcher's device and weights) in the next
-  // batched step, beside every other session's token waiting then, and gives back its k best
+  // Feeds `token` to `runner` (whose stages run this batcher's weights) in the next batched
+  // step, beside every other session's token waiting then, and gives back its k best
   // logits (1..ops::TopK::kMaxK), as LlamaRunner::forward_ranked would. Blocks until that step
   // is done. What is wrong with this session's own request (its token, its runner, k) is thrown
   // to it alone before it joins; a step that fails throws to each session in it.
@@ -50,7 +54,6 @@ class StepBatcher {
   };
   uint32_t generating() const;
   DecodeBatchStats stats() const;
-  const DeviceWeights& weights() const noexcept { return *weights_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -58,8 +61,7 @@ class StepBatcher {
   void run_batch(std::unique_lock<std::mutex>& lock);
   Clock::duration join_wait() const;
 
-  vk::Device& device_;
-  std::shared_ptr<const DeviceWeights> weights_;
+  StageWeights weights_;
   LlamaConfig config_;
   GraphOptions options_;
   uint32_t max_batch_;
@@ -72,18 +74,18 @@ class StepBatcher {
   DecodeBatchStats stats_;
 };
 
-// The batchers of a model's sessions, one per copy of its weights (so per device), shared while
-// any session holds it. Thread-safe.
+// The batchers of a model's sessions, one per set of weight copies (so per device, or per list
+// of devices a pipeline runs on), shared while any session holds it. Thread-safe.
 class StepBatcherCache {
  public:
-  std::shared_ptr<StepBatcher> get(std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
-                                   const GraphOptions& options, uint32_t max_batch);
+  std::shared_ptr<StepBatcher> get(const StageWeights& weights, const LlamaConfig& config, const GraphOptions& options,
+                                   uint32_t max_batch);
   // Summed over the live batchers.
   DecodeBatchStats stats() const;
 
  private:
   mutable std::mutex mutex_;
-  std::map<const DeviceWeights*, std::weak_ptr<StepBatcher>> batchers_;
+  std::map<std::vector<const DeviceWeights*>, std::weak_ptr<StepBatcher>> batchers_;
 };
 
 }  // namespace infini::model

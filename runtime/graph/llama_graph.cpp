@@ -170,12 +170,11 @@ void LlamaGraph::record_batch(vk::CommandStream& stream, const BatchIO& io, std:
   if (b == 0 || b > max_piece_ || io.positions.size() != b || io.attention_out.size() != b)
     throw Error("model: a batched step of " + std::to_string(b) + " streams; this graph takes 1.." +
                 std::to_string(max_piece_));
-  if (!embeds() || !has_head()) throw Error("model: a batched step runs the whole model on one device");
   for (const LlamaGraph* g : streams)
     if (&g->device_ != &device_ || g->weights_ != weights_ || !g->layers_.front().attention)
       throw Error("model: a batched step's streams must run this graph's weights on its device");
   const uint32_t vocab = uint32_t(config_.vocab), qd = uint32_t(config_.heads * config_.head_dim);
-  kernels_->embed.record(stream, whole(*io.ids), *weights_->token_embd(), whole(*io.x), b, uint32_t(config_.embd));
+  if (embeds()) kernels_->embed.record(stream, whole(*io.ids), *weights_->token_embd(), whole(*io.x), b, uint32_t(config_.embd));
   record_layers(stream, *io.x, b, [&](size_t i, const vk::Buffer& q, const vk::Buffer& kk) {
     // Every stream's attention first, then the copies into the batch's rows: the copies wait for
     // the attention once, not once a stream.
@@ -186,6 +185,7 @@ void LlamaGraph::record_batch(vk::CommandStream& stream, const BatchIO& io, std:
     for (uint32_t s = 0; s < b; ++s)
       stream.copy({io.attention_out[s], 0, row}, {&activations_->attn, s * row, row});
   });
+  if (!has_head()) return;
   record_logits(stream, *io.x, *io.logits, b, b, 0);
   for (uint32_t s = 0; s < b; ++s)
     top_k_->record(stream, *io.logits, uint64_t(s) * vocab, vocab, io.top_k,

@@ -40,9 +40,9 @@ struct PieceIO {
 // What a batched decode step (LlamaGraph::record_batch) reads and writes besides the streams'
 // attention state: row b of each is stream b's.
 struct BatchIO {
-  const vk::Buffer* ids = nullptr;     // [B] token ids
-  const vk::Buffer* x = nullptr;       // [B][embd] the residual stream
-  const vk::Buffer* logits = nullptr;  // [B][vocab]
+  const vk::Buffer* ids = nullptr;     // [B] token ids (the graph that embeds)
+  const vk::Buffer* x = nullptr;       // [B][embd] the residual stream: hidden states in and out
+  const vk::Buffer* logits = nullptr;  // [B][vocab] (the graph with the head, as `ranked`)
   const vk::Buffer* ranked = nullptr;  // B rows of ops::TopK pairs, each ranked_stride bytes apart
   uint64_t ranked_stride = 0;          // a multiple of the device's storage buffer offset alignment
   uint32_t top_k = 1;
@@ -74,13 +74,15 @@ class LlamaGraph {
   void record_piece(vk::CommandStream& stream, const PieceIO& io, uint32_t n, uint32_t rows, uint32_t top_k,
                     uint32_t logits_row = 0);
 
-  // One decode step of B = streams.size() streams (each a whole model's graph with its own
-  // attention state, on this graph's device and weights): token b is stream b's next token, at
-  // its own position. The projections, the FFN and the logits run once over the B rows (each
-  // weight read once for all of them); each stream's attention reads and advances its own state
-  // (a segment that fills writes its memory, a full sliding context slides). Logits of every row
-  // into io.logits, each ranked (io.top_k best) into its row of io.ranked. This graph must be
-  // one without attention state, made for at least B rows.
+  // One decode step of B = streams.size() streams (graphs of this graph's layers with their own
+  // attention state, on its device and weights): row b is stream b's next token, at its own
+  // position, embedded from io.ids (the graph that embeds) or given in io.x. The projections, the
+  // FFN and the logits run once over the B rows (each weight read once for all of them); each
+  // stream's attention reads and advances its own state (a segment that fills writes its memory,
+  // a full sliding context slides). The graph with the head puts the logits of every row into
+  // io.logits and ranks each (io.top_k best) into its row of io.ranked; the others leave the
+  // hidden states in io.x. This graph must be one without attention state, made for at least B
+  // rows.
   void record_batch(vk::CommandStream& stream, const BatchIO& io, std::span<LlamaGraph* const> streams);
   const DeviceWeights& weights() const noexcept { return *weights_; }
   const std::shared_ptr<const DeviceWeights>& shared_weights() const noexcept { return weights_; }

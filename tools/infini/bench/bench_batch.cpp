@@ -16,6 +16,7 @@
 #include "bench_model_file.hpp"
 #include "exec/batch_decoder.hpp"
 #include "exec/llama_runner.hpp"
+#include "exec/step_batcher.hpp"
 #include "graph/device_weights.hpp"
 #include "infini/error.hpp"
 #include "vk/device.hpp"
@@ -43,8 +44,7 @@ void batch_of(BenchRun& run, const BenchModel& bm, uint32_t streams) {
   vk::Device* devices[] = {&device};
   for (uint32_t s = 0; s < streams; ++s)
     runners.push_back(std::make_unique<model::LlamaRunner>(devices, weights, ro, std::span<const int64_t>{}, &shared));
-  model::BatchDecoder decoder(device, runners.front()->whole_model_stage()->graph().shared_weights(), weights.config,
-                              ro, streams);
+  model::BatchDecoder decoder(model::stage_weights(*runners.front()), weights.config, ro, streams);
   const uint64_t total = device.allocated_bytes() - empty;
   const uint64_t weight_bytes = model::device_weight_bytes(weights, {0, weights.config.layers});
 
@@ -70,14 +70,11 @@ void batch_of(BenchRun& run, const BenchModel& bm, uint32_t streams) {
   for (int r = 0; r < o.repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < o.decode; ++i) {
-      for (uint32_t s = 0; s < streams; ++s) entries[s] = {runners[s]->whole_model_stage(), next[s]};
+      for (uint32_t s = 0; s < streams; ++s) entries[s] = {runners[s].get(), next[s]};
       const auto ts = std::chrono::steady_clock::now();
       const std::vector<std::vector<ops::RankedLogit>> best = decoder.step(entries, 1);
       step_ms.push_back(seconds_since(ts) * 1e3);
-      for (uint32_t s = 0; s < streams; ++s) {
-        runners[s]->took_batched_token();
-        next[s] = best[s].at(0).id;
-      }
+      for (uint32_t s = 0; s < streams; ++s) next[s] = best[s].at(0).id;
     }
     aggregate.push_back(double(streams) * double(o.decode) / seconds_since(t0));
   }
