@@ -62,6 +62,21 @@ with tempfile.TemporaryDirectory() as tmp:
     model = os.path.join(tmp, "m.gguf")
     check(run_infini(INFINI, ["make-model", "--out", model, "--vocab", "300", "--embd", "64", "--layers", "2",
                               "--segment", "16"]).returncode == 0, "make-model for the pipeline bench")
+    # Batched decode: a record per number of streams, on one device and over two.
+    for devices in ("0", "0,0"):
+        r = run(["--workload", "batch", "--model", model, "--streams", "1,3", "--prefill", "8", "--decode", "3",
+                 "--repeat", "1", "--devices", devices])
+        check(r.returncode == 0, f"bench batch --devices {devices}: " + r.stderr)
+        records = [json.loads(line) for line in r.stdout.splitlines()] if r.returncode == 0 else []
+        check([x.get("streams") for x in records] == [1, 3]
+              and all(x["devices"] == len(devices.split(",")) and x["aggregate_tokens_per_s"] > 0
+                      and x["alone_tokens_per_s"] > 0 and x["step_ms"] > 0 and x["device_bytes_per_stream"] > 0
+                      and abs(x["per_stream_tokens_per_s"] * x["streams"] / x["aggregate_tokens_per_s"] - 1) < 1e-9
+                      for x in records), f"bench batch records {records}")
+    r = run(["--workload", "batch", "--model", model, "--streams", "0"])
+    check(is_one_line_error(r), f"bench batch --streams 0: {r.stderr!r}")
+    r = run(["--workload", "batch", "--model", model, "--decode", "0"])
+    check(is_one_line_error(r) and "--decode 1 or more" in r.stderr, f"bench batch --decode 0: {r.stderr!r}")
     # Decode's launches per token: every dispatch of a token's recordings, and the barriers that
     # make them wait on each other (fewer: independent projections share one).
     r = run(["--workload", "model", "--model", model, "--prefill", "8", "--decode", "3", "--repeat", "1"])
@@ -245,6 +260,8 @@ for row, x in zip(rows, models):
           and abs(float(cells[11].split(" ")[0].replace(",", "")) / x["decode_tokens_per_s"] - 1) < 5e-3,
           f"model row {cells} for {x}")
 check(len(table_rows("Matmul")) == len([x for x in all_records if x["workload"] == "matmul"]), "matmul rows")
+check(len(table_rows("Batched decode")) == len([x for x in all_records if x["workload"] == "batch"]) > 0,
+      "batched decode rows")
 check(len(table_rows("Sampler (host, per token)")) == len([x for x in all_records if x["workload"] == "sampler"]),
       "sampler rows")
 check(len(table_rows("Pipeline")) == len([x for x in all_records if x["workload"] == "pipeline" and "phase" not in x]),

@@ -3,7 +3,8 @@
 // --prefill random tokens of its own, then --decode steps of all B together, each stream fed its
 // own best token. One record per B with the step time, the aggregate and per-stream tokens/s, the
 // same model's decode of one stream alone in the same run (its ratio is the batching's gain) and
-// the device memory each stream adds.
+// the device memory each stream adds. With --devices the model's layers are split over them, as
+// the model workload splits them.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "bench.hpp"
 #include "bench_model_file.hpp"
 #include "exec/batch_decoder.hpp"
+#include "exec/layer_split.hpp"
 #include "exec/llama_runner.hpp"
 #include "exec/step_batcher.hpp"
 #include "graph/device_weights.hpp"
@@ -37,15 +39,15 @@ void batch_of(BenchRun& run, const BenchModel& bm, uint32_t streams) {
   model::RunnerOptions ro = bm.options;
   ro.max_piece = std::min(ro.max_piece, kStreamPiece);
   ro.decode_chain = 1;  // the lone stream's baseline: a submission per token, as each batched step is
-  vk::Device& device = *run.devices.front();
-  const uint64_t empty = device.allocated_bytes();
+  // Memory figures are summed over the devices the layers are split over (--devices).
+  const uint64_t empty = vk::allocated_bytes(run.devices);
+  const std::vector<int64_t> split = model::layers_for_devices(run.devices, weights.config.layers, run.split);
   model::DeviceWeightCache shared;
   std::vector<std::unique_ptr<model::LlamaRunner>> runners;
-  vk::Device* devices[] = {&device};
   for (uint32_t s = 0; s < streams; ++s)
-    runners.push_back(std::make_unique<model::LlamaRunner>(devices, weights, ro, std::span<const int64_t>{}, &shared));
+    runners.push_back(std::make_unique<model::LlamaRunner>(run.devices, weights, ro, split, &shared));
   model::BatchDecoder decoder(model::stage_weights(*runners.front()), weights.config, ro, streams);
-  const uint64_t total = device.allocated_bytes() - empty;
+  const uint64_t total = vk::allocated_bytes(run.devices) - empty;
   const uint64_t weight_bytes = model::device_weight_bytes(weights, {0, weights.config.layers});
 
   std::mt19937 rng(7);
@@ -87,6 +89,7 @@ void batch_of(BenchRun& run, const BenchModel& bm, uint32_t streams) {
                         {"segment", bm.options.infini.segment},
                         {"memory", bm.options.infini.memory},
                         {"streams", streams},
+                        {"devices", run.devices.size()},
                         {"prefill_tokens", o.prefill},
                         {"decode_steps", o.decode},
                         {"repeats", o.repeat}};
@@ -112,7 +115,6 @@ void batch_of(BenchRun& run, const BenchModel& bm, uint32_t streams) {
 
 void bench_batch(BenchRun& run) {
   const BenchOptions& o = run.options;
-  if (run.devices.size() != 1) throw Error("the batch workload runs the model on one device (--devices N)");
   if (o.decode < 1) throw Error("the batch workload needs --decode 1 or more");
   const BenchModel bm = load_bench_model(o, "batch");
   for (const uint32_t streams : o.streams) batch_of(run, bm, streams);
