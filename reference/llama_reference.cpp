@@ -6,6 +6,7 @@
 #include "infini/error.hpp"
 #include "model/llama_weights_check.hpp"
 #include "model/tensor_values.hpp"
+#include "reference/block_steps.hpp"
 
 namespace infini::model {
 namespace {
@@ -43,8 +44,6 @@ Vec rms_norm(const Vec& x, int64_t rows, const TensorView& weight, double eps) {
   }
   return y;
 }
-
-double silu(double x) { return x / (1.0 + std::exp(-x)); }
 
 void add(Vec& x, const Vec& y) {
   for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
@@ -91,6 +90,7 @@ std::vector<double> LlamaReference::forward(std::span<const int32_t> tokens, boo
   const size_t E = sz(c.embd);
   Vec x(sz(T) * E);
   for (size_t t = 0; t < sz(T); ++t) widen(weights_.token_embd, int64_t{tokens[t]} * c.embd, c.embd, &x[t * E]);
+  for (double& v : x) v *= embedding_scale(c);
 
   for (size_t l = 0; l < layers_.size(); ++l) {
     const LlamaLayerWeights& w = weights_.layers[l];
@@ -108,7 +108,7 @@ std::vector<double> LlamaReference::forward(std::span<const int32_t> tokens, boo
     h = rms_norm(x, T, w.ffn_norm, c.rms_eps);
     Vec gate = project(w.ffn_gate, h, T);
     const Vec up = project(w.ffn_up, h, T);
-    for (size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
+    for (size_t i = 0; i < gate.size(); ++i) gate[i] = gated(c.ffn_gate, gate[i], up[i]);
     add(x, project(w.ffn_down, gate, T));
   }
   tokens_seen_ += T;

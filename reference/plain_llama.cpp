@@ -10,6 +10,7 @@
 #include "infini/rope_config.hpp"
 #include "model/llama_weights_check.hpp"
 #include "model/tensor_values.hpp"
+#include "reference/block_steps.hpp"
 
 namespace infini::model {
 namespace {
@@ -173,6 +174,7 @@ Vec llama_logits(const LlamaWeights& weights, std::span<const int32_t> tokens, i
   const size_t E = sz(c.embd);
   Vec hidden(sz(T) * E);
   for (size_t t = 0; t < sz(T); ++t) widen(weights.token_embd, int64_t{tokens[t]} * c.embd, c.embd, &hidden[t * E]);
+  for (double& h : hidden) h *= embedding_scale(c);
 
   // A sliding context's positions stay below C, and its frequencies are C's (what the device does).
   const RopeTables rope = rope_tables(c.rope, c.head_dim, context > 0 ? context : T);
@@ -198,7 +200,7 @@ Vec llama_logits(const LlamaWeights& weights, std::span<const int32_t> tokens, i
     const Vec post = rms_norm(hidden, layer.ffn_norm, c.rms_eps);
     const Vec gate = linear(post, layer.ffn_gate), up = linear(post, layer.ffn_up);
     Vec act(gate.size());
-    for (size_t i = 0; i < act.size(); ++i) act[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];  // silu(g) * u
+    for (size_t i = 0; i < act.size(); ++i) act[i] = gated(c.ffn_gate, gate[i], up[i]);
     const Vec mlp = linear(act, layer.ffn_down);
     for (size_t i = 0; i < hidden.size(); ++i) hidden[i] += mlp[i];
   }

@@ -91,9 +91,11 @@ std::vector<PlannedTensor> tensor_plan(const RandomLlamaOptions& o) {
   const double kUniform = std::sqrt(3.0);  // spread of a uniform distribution with std 1
   const double proj_std = kStd / std::sqrt(2.0 * static_cast<double>(o.layers));
   const int64_t head_dim = head_dim_of(o);
+  const Architecture arch = find_architecture(o.arch).value();  // checked by check_options
+  const bool tied = o.tied || arch.tied_output;
   auto matrix = [&](const std::string& name, int64_t in, int64_t out, double std_dev) {
     const ElementType type =
-        o.scheme ? quant_type_for(*o.scheme, name, uint64_t(in), QuantModel{o.layers, o.heads / o.heads_kv, o.tied})
+        o.scheme ? quant_type_for(*o.scheme, name, uint64_t(in), QuantModel{o.layers, o.heads / o.heads_kv, tied})
                        .value_or(ElementType::F32)
                  : o.dtype;
     plan.push_back({name, type, {in, out}, 0.0, std_dev * kUniform});
@@ -103,7 +105,6 @@ std::vector<PlannedTensor> tensor_plan(const RandomLlamaOptions& o) {
   };
   auto norm = [&](const std::string& name) { f32(name, o.embd, 1.0, 0.05); };
   const int64_t q = o.heads * head_dim, kv = o.heads_kv * head_dim;
-  const Architecture arch = find_architecture(o.arch).value();  // checked by check_options
   matrix("token_embd.weight", o.embd, o.vocab, kStd);
   for (int64_t i = 0; i < o.layers; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
@@ -124,7 +125,7 @@ std::vector<PlannedTensor> tensor_plan(const RandomLlamaOptions& o) {
     matrix(b + "ffn_down.weight", o.ffn, o.embd, proj_std);
   }
   norm("output_norm.weight");
-  if (!o.tied) matrix("output.weight", o.embd, o.vocab, kStd);
+  if (!tied) matrix("output.weight", o.embd, o.vocab, kStd);
   return plan;
 }
 

@@ -469,7 +469,7 @@ TEST_CASE("gguf: llama files that contradict themselves are rejected with the re
       {"zero layers", [](GgufWriter& w) { w.set_u32("llama.block_count", 0); }, "key 'llama.block_count' is 0 (must be 1 to 4096)"},
       {"huge embedding", [](GgufWriter& w) { w.set_u64("llama.embedding_length", 1ull << 40); }, "key 'llama.embedding_length' is 1099511627776"},
       {"heads vs kv heads", [](GgufWriter& w) { w.set_u32("llama.attention.head_count_kv", 3); }, "is not a multiple of head_count_kv 3"},
-      {"architecture", [](GgufWriter& w) { w.set_string("general.architecture", "gpt2"); }, "architecture 'gpt2' is not supported (llama, qwen2, qwen3)"},
+      {"architecture", [](GgufWriter& w) { w.set_string("general.architecture", "gpt2"); }, "architecture 'gpt2' is not supported (llama, qwen2, qwen3, gemma)"},
       {"qwen2 keys missing", [](GgufWriter& w) { w.set_string("general.architecture", "qwen2"); }, "key 'qwen2.embedding_length' is missing"},
       {"bias f16", [](GgufWriter& w) { w.add_tensor("blk.0.attn_k.bias", ElementType::F16, {16}, std::vector<float>(16, 0.0f)); },
        "tensor 'blk.0.attn_k.bias' must be f32, got f16"},

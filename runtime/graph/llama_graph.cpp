@@ -1,6 +1,7 @@
 #include "graph/llama_graph.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "infini/error.hpp"
@@ -35,9 +36,14 @@ uint32_t max_piece_for(const vk::Device& device, const LlamaConfig& c, uint32_t 
 struct LlamaGraph::Kernels {
   ops::Embedding embed;
   ops::RmsNorm norm;
-  ops::Elementwise add_rows, swiglu;  // the residual adds are done by the projections (MatmulArgs::accumulate)
-  Kernels(vk::Device& d, ElementType embd)
-      : embed(d, embd), norm(d), add_rows(d, ops::ElementwiseOp::AddRows), swiglu(d, ops::ElementwiseOp::SwiGlu) {}
+  // The residual adds are done by the projections (MatmulArgs::accumulate); `glu` is the FFN's
+  // gate (SwiGLU, or gemma's GeGLU).
+  ops::Elementwise add_rows, glu;
+  Kernels(vk::Device& d, ElementType embd, const LlamaConfig& c)
+      : embed(d, embd, c.scaled_embedding ? float(std::sqrt(double(c.embd))) : 1.0f),
+        norm(d),
+        add_rows(d, ops::ElementwiseOp::AddRows),
+        glu(d, c.ffn_gate == FfnGate::GeGlu ? ops::ElementwiseOp::GeGlu : ops::ElementwiseOp::SwiGlu) {}
 };
 
 // What a piece computes between the residual stream's reads and writes, for up to max_piece tokens.
@@ -93,12 +99,14 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
   const LlamaConfig& c = config_;
   if (&weights_->device() != &device) throw Error("model: a graph's weights must be on its own device");
   const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
-  kernels_ = std::make_unique<Kernels>(device, weights_->token_embd_type());
+  kernels_ = std::make_unique<Kernels>(device, weights_->token_embd_type(), c);
   layers_.reserve(size_t(range_.count()));
   bool qk_norm = false;
   for (int64_t i = range_.first; i < range_.last; ++i) {
     const DeviceLayerWeights& w = weights_->layer(i);
     Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
+    // The vector kernel's fused gate is SwiGLU's; a GeGLU runs as a step of its own.
+    layer.glu_fusable = layer.glu_fusable && c.ffn_gate == FfnGate::SwiGlu;
     qk_norm = qk_norm || w.q_norm != nullptr;
     if (!attention_state) continue;
     layer.attention = std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32,
@@ -254,7 +262,7 @@ void LlamaGraph::record_layers(vk::CommandStream& stream, const vk::Buffer& x, u
       k.norm.record(stream, whole(x), whole(l.w.ffn_norm), whole(s.h), n, e, eps);
       matmul(l.mm_gate, s.h, l.w.w_gate, s.ffn_gate, f, e);
       matmul(l.mm_up, s.h, l.w.w_up, s.ffn_up, f, e);
-      k.swiglu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
+      k.glu.record(stream, whole(s.ffn_gate), whole(s.ffn_up), n * f);
     }
     add_to_x(l.mm_down, s.ffn_gate, l.w.w_down, f);
   }

@@ -88,7 +88,10 @@ class Loader {
     if (!row) fail("architecture '" + printable(arch, true, 64) + "' is not supported (" + architecture_names() + ")");
     arch_ = arch;
     rope_layout_ = row->rope_layout;
+    tied_output_ = row->tied_output;
     c.architecture = arch;
+    c.ffn_gate = row->ffn_gate;
+    c.scaled_embedding = row->scaled_embedding;
     c.embd = integer(arch_key("embedding_length"), 1, kMaxEmbd);
     c.layers = integer(arch_key("block_count"), 1, kMaxLayers);
     c.ffn = integer(arch_key("feed_forward_length"), 1, kMaxFfn);
@@ -176,8 +179,9 @@ class Loader {
     w.config.vocab = embd->shape[1];
     w.token_embd = *embd;
     w.output_norm = tensor("output_norm.weight", {c.embd}, "(n_embd)");
-    w.output = f_.find_tensor("output.weight") ? tensor("output.weight", {c.embd, c.vocab}, "(n_embd, n_vocab)")
-                                               : w.token_embd;
+    w.output = !tied_output_ && f_.find_tensor("output.weight")
+                   ? tensor("output.weight", {c.embd, c.vocab}, "(n_embd, n_vocab)")
+                   : w.token_embd;
     const int64_t q = c.heads * c.head_dim, kv = c.heads_kv * c.head_dim;
     for (int64_t i = 0; i < c.layers; ++i) {
       const std::string b = "blk." + std::to_string(i) + ".";
@@ -357,6 +361,7 @@ class Loader {
   std::vector<std::string>& warnings_;
   std::string arch_ = "llama";
   rope::RopeLayout rope_layout_ = rope::RopeLayout::Interleaved;
+  bool tied_output_ = false;  // the architecture's logits use token_embd whatever the file holds
   std::set<std::string> used_;
 };
 

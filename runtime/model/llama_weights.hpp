@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "model/architecture.hpp"
+
 #include "infini/attention_options.hpp"
 #include "infini/element_type.hpp"
 #include "infini/rope_config.hpp"
@@ -36,7 +38,7 @@ namespace infini::model {
 
 
 struct LlamaConfig {
-  std::string architecture = "llama";  // general.architecture: llama, qwen2 or qwen3 (its keys' prefix)
+  std::string architecture = "llama";  // general.architecture: llama, qwen2, qwen3 or gemma (its keys' prefix)
   int64_t vocab = 0;        // rows of token_embd (and of output)
   int64_t embd = 0;         // llama.embedding_length
   int64_t layers = 0;       // llama.block_count
@@ -46,6 +48,8 @@ struct LlamaConfig {
   int64_t ffn = 0;          // llama.feed_forward_length
   int64_t context_length = 0;  // llama.context_length (informational: the stream is unbounded)
   double rms_eps = 1e-5;    // llama.attention.layer_norm_rms_epsilon
+  FfnGate ffn_gate = FfnGate::SwiGlu;  // the architecture's (model/architecture.hpp)
+  bool scaled_embedding = false;       // embeddings times sqrt(embd) (gemma)
   // llama.rope.freq_base, llama.rope.dimension_count, llama.rope.scaling.*; layout is interleaved
   // (llama.cpp NORM mode) for the llama architecture.
   rope::RopeConfig rope;

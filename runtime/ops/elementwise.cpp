@@ -4,6 +4,7 @@
 #include "ops/dispatch_grid.hpp"
 #include "spirv/elementwise_add.h"
 #include "spirv/elementwise_add_rows.h"
+#include "spirv/elementwise_geglu.h"
 #include "spirv/elementwise_swiglu.h"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
@@ -19,6 +20,7 @@ vk::KernelSource kernel_for(ElementwiseOp op) {
     case ElementwiseOp::Add: return {"elementwise_add", spirv::elementwise_add, 2, sizeof(Push)};
     case ElementwiseOp::AddRows: return {"elementwise_add_rows", spirv::elementwise_add_rows, 2, sizeof(Push)};
     case ElementwiseOp::SwiGlu: return {"elementwise_swiglu", spirv::elementwise_swiglu, 2, sizeof(Push)};
+    case ElementwiseOp::GeGlu: return {"elementwise_geglu", spirv::elementwise_geglu, 2, sizeof(Push)};
   }
   throw Error("elementwise: unknown op");
 }

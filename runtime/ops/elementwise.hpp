@@ -3,6 +3,7 @@
 //   Add:     a += b          (residual)
 //   AddRows: a[t][j] += b[j] (a projection's bias on every row; b holds `width` values)
 //   SwiGlu:  a = silu(a) * b (a: gate projection, b: up projection)
+//   GeGlu:   a = gelu(a) * b (GELU's tanh approximation; gemma's feed-forward)
 #include <cstdint>
 
 #include "vk/command_stream.hpp"
@@ -14,7 +15,7 @@ struct Pipeline;
 
 namespace infini::ops {
 
-enum class ElementwiseOp { Add, AddRows, SwiGlu };
+enum class ElementwiseOp { Add, AddRows, SwiGlu, GeGlu };
 
 class Elementwise {
  public:

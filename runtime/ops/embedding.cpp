@@ -10,6 +10,7 @@ namespace infini::ops {
 namespace {
 struct Push {
   uint32_t tokens, dim, first_row, rows;
+  float scale;
 };
 }  // namespace
 
@@ -24,8 +25,8 @@ vk::KernelSource embed_kernel(ElementType type) {
 }
 }  // namespace
 
-Embedding::Embedding(vk::Device& device, ElementType table)
-    : device_(device), table_(table), pipeline_(&device.pipelines().get(embed_kernel(table))) {}
+Embedding::Embedding(vk::Device& device, ElementType table, float scale)
+    : device_(device), table_(table), scale_(scale), pipeline_(&device.pipelines().get(embed_kernel(table))) {}
 
 void Embedding::record(vk::CommandStream& stream, const vk::BufferRange& ids, const vk::BufferRange& table,
                        const vk::BufferRange& out, uint32_t tokens, uint32_t dim) const {
@@ -49,7 +50,7 @@ void Embedding::record_rows(vk::CommandStream& stream, const vk::BufferRange& id
   if (ids.size < uint64_t(tokens) * 4 || out.size < uint64_t(tokens) * dim * 4)
     throw Error("embedding: ids or output range too small for " + std::to_string(tokens) + " tokens");
   stream.dispatch(*pipeline_, {{ids, vk::Access::Read}, {table, vk::Access::Read}, {out, vk::Access::Write}},
-                  Push{tokens, dim, first_row, rows}, grid_1d(uint64_t(tokens) * dim, kFlatWorkgroup, device_.caps()));
+                  Push{tokens, dim, first_row, rows, scale_}, grid_1d(uint64_t(tokens) * dim, kFlatWorkgroup, device_.caps()));
 }
 
 }  // namespace infini::ops

@@ -1,5 +1,5 @@
 #version 450
-// Token embedding: out[t][:] = table[ids[t]][:] as f32. Ids were range-checked on the host. The
+// Token embedding: out[t][:] = table[ids[t]][:] * scale as f32. Ids were range-checked on the host. The
 // table may be one chunk of rows [first_row, first_row + rows): tokens outside it are left alone.
 //! variant f32
 //! variant f16 -DTABLE_F16
@@ -21,7 +21,7 @@
 #include "../common/storage.glsl"
 
 layout(local_size_x = 128) in;  // kFlatWorkgroup (ops/dispatch_grid.hpp): every device has 128
-layout(push_constant) uniform Params { uint tokens, dim, first_row, rows; } p;
+layout(push_constant) uniform Params { uint tokens, dim, first_row, rows; float scale; } p;
 
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 #if defined(TABLE_Q8_0)
@@ -62,5 +62,5 @@ void main() {
   if (i >= p.tokens * p.dim) return;
   const uint t = i / p.dim, c = i % p.dim;
   const uint row = ids[t] - p.first_row;  // wraps around below first_row
-  if (row < p.rows) out_data[i] = load_Table(row * p.dim + c);
+  if (row < p.rows) out_data[i] = load_Table(row * p.dim + c) * p.scale;  // scale 1 but for gemma's sqrt(dim)
 }

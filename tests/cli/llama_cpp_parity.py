@@ -6,7 +6,8 @@ llama.cpp's llama_model_quantize and by `infini quantize` hold the same type and
 for every tensor; and `infini eval` on each of llama.cpp's files gives the logits llama.cpp's
 llama_decode gives on it (CPU backend), within the error of llama.cpp's own arithmetic: it rounds
 activations to 8 bits before each product with quantized weights (normalised MSE up to about
-2e-4 here; the bound is 1e-3, where a misread block gives about 1).
+2e-4 here; the bound is 1e-3, where a misread block gives about 1). And a random f32 file of each
+architecture (llama, qwen2, qwen3, gemma) gives llama.cpp's logits (bound 1e-5).
 
 llama.cpp is the prebuilt library of the npm package @node-llama-cpp/linux-x64-vulkan 3.22.1,
 downloaded once (24 MB, checked against its sha512) into the build folder; never committed. Where
@@ -187,10 +188,25 @@ def tensors(path):
     return out
 
 
+def logits_nmse(infini, llama, path, tmp):
+    """infini eval's logits of the last of 24 tokens against llama_decode's on the same file (None
+    when either fails)."""
+    tokens = [(i * 37 + 11) % 512 for i in range(24)]
+    out = os.path.join(tmp, "logits.npy")
+    r = subprocess.run([infini, "eval", "-m", path, "--tokens", ",".join(map(str, tokens)), "--logits", out],
+                       capture_output=True, text=True)
+    want = llama.last_logits(path, tokens, 512)
+    if r.returncode or want is None:
+        print("eval failed: %s" % r.stderr.strip(), flush=True)
+        return None
+    got = struct.unpack("<512f", open(out, "rb").read()[-4 * 512:])  # .npy: the row ends the file
+    return sum((a - b) ** 2 for a, b in zip(got, want)) / sum(b * b for b in want)
+
+
 def main():
     infini, cache = sys.argv[1], sys.argv[2]
     llama = LlamaCpp(fetch_llama_cpp(cache))
-    worst = 0.0
+    worst, worst_family = 0.0, 0.0
     with tempfile.TemporaryDirectory() as tmp:
         files = {
             "wide": ["--embd", "256", "--layers", "16", "--heads", "8", "--kv-heads", "2", "--ffn", "512"],
@@ -214,20 +230,32 @@ def main():
                           label, scheme, len(a), (" (types differ: %s; bytes differ: %s)" % (types[:4], data[:4]))
                           if types or data else ""))
                 # infini on llama.cpp's file against llama.cpp on it.
-                tokens = [(i * 37 + 11) % 512 for i in range(24)]
-                out = os.path.join(tmp, "logits.npy")
-                r = subprocess.run([infini, "eval", "-m", theirs, "--tokens", ",".join(map(str, tokens)), "--logits",
-                                    out], capture_output=True, text=True)
-                want = llama.last_logits(theirs, tokens, 512)
-                if r.returncode or want is None:
-                    check(False, "%s %s: both evaluate the file (%s)" % (label, scheme, r.stderr.strip()))
+                nmse = logits_nmse(infini, llama, theirs, tmp)
+                if nmse is None:
+                    check(False, "%s %s: both evaluate the file" % (label, scheme))
                     continue
-                got = struct.unpack("<512f", open(out, "rb").read()[-4 * 512:])  # .npy: the row ends the file
-                nmse = sum((a - b) ** 2 for a, b in zip(got, want)) / sum(b * b for b in want)
                 worst = max(worst, nmse)
                 check(nmse < 1e-3, "%s %s: infini's logits on llama.cpp's file are llama.cpp's (nmse %.2g)"
                       % (label, scheme, nmse))
-    print("largest normalised MSE against llama.cpp's logits: %.3g" % worst)
+        # Every architecture infini runs, f32 weights: its logits on the file are llama.cpp's.
+        # gemma: MQA, a head dim that is not embd / heads, scaled embeddings, GeGLU, tied output.
+        families = {
+            "llama": ["--kv-heads", "2"],
+            "qwen2": ["--kv-heads", "2"],
+            "qwen3": ["--kv-heads", "2", "--head-dim", "48"],
+            "gemma": ["--kv-heads", "1", "--head-dim", "64"],
+        }
+        for arch, shape in families.items():
+            src = os.path.join(tmp, arch + ".gguf")
+            subprocess.run([infini, "make-model", "--out", src, "--arch", arch, "--vocab", "512", "--embd", "128",
+                            "--layers", "3", "--heads", "4", "--ffn", "256", "--no-infini"] + shape,
+                           check=True, capture_output=True)
+            nmse = logits_nmse(infini, llama, src, tmp)
+            worst_family = nmse if nmse is None or worst_family is None else max(worst_family, nmse)
+            check(nmse is not None and nmse < 1e-5,
+                  "%s: infini's logits are llama.cpp's (nmse %s)" % (arch, "%.2g" % nmse if nmse is not None else "-"))
+    print("largest normalised MSE against llama.cpp's logits: %.3g (quantized), %s (f32 architectures)"
+          % (worst, "%.3g" % worst_family if worst_family is not None else "-"))
     finish("llama-cpp-parity")
 
 

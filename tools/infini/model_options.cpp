@@ -56,7 +56,7 @@ void check_ctx_full(bool stop, const std::string& file, const ModelInfo& info) {
 }
 
 void add_model_options(CLI::App& app, ModelArgs& args) {
-  app.add_option("-m,--model", args.model, "GGUF model file (llama, qwen2 or qwen3 architecture)")->required();
+  app.add_option("-m,--model", args.model, "GGUF model file (llama, qwen2, qwen3 or gemma architecture)")->required();
   auto* segment = app.add_option("--segment", args.options.segment,
                                  "Segment length N (default: the file's infini.segment_length, else " +
                                      std::to_string(kDefaultSegment) + ")")
