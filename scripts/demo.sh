@@ -11,4 +11,4 @@ export LP_NUM_THREADS="${LP_NUM_THREADS:-$(nproc)}"
 ./build/infini devices
 ./build/infini selfcheck
 ./build/infini passkey -m samples/passkey/passkey.gguf --length "${DEMO_LENGTH:-131104}" \
-    --depths start,middle,end --trials 1
+    --depths start,middle,end --trials 1 --svg "${DEMO_SVG:-build/passkey-heatmap.svg}"

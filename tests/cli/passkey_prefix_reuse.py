@@ -7,13 +7,17 @@ before it (the intro and the filler up to the key line). Checks, on the shipped 
 2. each input resumes exactly where it should: at the last segment boundary inside the prefix it
    shares with the input before it, leaving at least one token to stream (0 for the first input,
    and always 0 with --no-reuse-prefix); the JSON's tokens_reused is their sum per cell;
-3. another --seed draws other keys (seed 1 once only swapped seed 0's trials in pairs).
+3. another --seed draws other keys (seed 1 once only swapped seed 0's trials in pairs);
+4. --svg draws the cells: one rectangle per length and depth, labelled with its keys found of its
+   trials as the JSON counts them, green where every key was found, red where none was; a path
+   that cannot be written is refused in one line before any trial runs.
 
 usage: passkey_prefix_reuse.py INFINI_BINARY MODEL.gguf WORK_DIR
 """
 import json
 import os
 import sys
+import xml.dom.minidom
 
 from cli_checks import check, finish, run
 
@@ -39,10 +43,34 @@ def common_prefix(a, b):
     return n
 
 
+def check_heatmap(path, cells):
+    doc = xml.dom.minidom.parse(path)
+    rects = [r for r in doc.getElementsByTagName("rect") if r.getElementsByTagName("title")]
+    check(len(rects) == len(cells) == 4, f"heatmap: {len(rects)} cells for {len(cells)}")
+    texts = [t.firstChild.data for t in doc.getElementsByTagName("text") if t.firstChild]
+    check(all(label in texts for label in ("1500", "2080", "start", "end")), f"heatmap labels {texts}")
+    # The picture's cells run across the lengths, row by row of depths; the JSON's by length, then depth.
+    lengths, depths = sorted({c["length"] for c in cells}), [c["depth"] for c in cells if c["length"] == cells[0]["length"]]
+    for rect in rects:
+        i = rects.index(rect)
+        c = next(c for c in cells if c["length"] == lengths[i % len(lengths)] and c["depth"] == depths[i // len(lengths)])
+        found = round(c["accuracy"] * c["trials"])
+        title = rect.getElementsByTagName("title")[0].firstChild.data
+        check(title == f"{found} of {c['trials']}", f"heatmap cell {title!r} for {c}")
+        fill = rect.getAttribute("fill")
+        check(fill == "#2ea057" if found == c["trials"] else fill == "#d73027" if found == 0 else fill not in ("#2ea057", "#d73027"),
+              f"heatmap colour {fill} for {found} of {c['trials']}")
+
+
 def main():
     infini, model, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
-    cells, trials = passkey(infini, model, os.path.join(work, "reuse.jsonl"))
+    svg = os.path.join(work, "heatmap.svg")
+    cells, trials = passkey(infini, model, os.path.join(work, "reuse.jsonl"), "--svg", svg)
+    check_heatmap(svg, cells)
+    r = run(infini, ["passkey", "-m", model, "--length", "1500", "--svg", os.path.join(work, "missing", "x.svg")])
+    check(r.returncode != 0 and r.stderr.count("\n") == 1 and "cannot write" in r.stderr and not r.stdout.strip(),
+          f"--svg to a folder that does not exist: {r.stderr!r}")
     plain_cells, plain_trials = passkey(infini, model, os.path.join(work, "plain.jsonl"), "--no-reuse-prefix")
 
     check(len(trials) == len(plain_trials) == 2 * 2 * TRIALS, f"{len(trials)} and {len(plain_trials)} trials")

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "stopwatch.hpp"
 #include "infini/error.hpp"
 #include "model_options.hpp"
+#include "passkey_heatmap.hpp"
 #include "passkey_text.hpp"
 #include "prefix_checkpoints.hpp"
 #include "infini/printable.hpp"
@@ -34,6 +36,7 @@ struct PasskeyArgs {
   bool quiet = false;
   bool reuse_prefix = true;  // resume each input from a state saved in an earlier one's shared prefix
   std::string dump_inputs;  // JSON lines: each trial's depth, key, input tokens and answer
+  std::string svg;          // the accuracy as a length x depth heatmap
 };
 
 // A named depth is a third of the input, drawn uniformly per trial; a number is an exact depth.
@@ -154,6 +157,13 @@ int run_passkey(const PasskeyArgs& args) {
     dump.open(args.dump_inputs, std::ios::binary | std::ios::trunc);
     if (!dump) throw Error(args.dump_inputs + ": cannot write");
   }
+  // Opened now, so that a path that cannot be written fails before the trials, not after them.
+  std::ofstream svg;
+  if (!args.svg.empty()) {
+    svg.open(args.svg, std::ios::binary | std::ios::trunc);
+    if (!svg) throw Error("--svg " + args.svg + ": cannot write");
+  }
+  std::vector<std::vector<HeatmapCell>> cells(depths.size());
   if (!args.json)
     std::printf("passkey retrieval: %s, segment %lld, memory %s, %d trials per cell\n", args.model.model.c_str(),
                 static_cast<long long>(info.segment), info.memory ? "on" : "off", args.trials);
@@ -214,6 +224,7 @@ int run_passkey(const PasskeyArgs& args) {
                      r.resumed_at ? (" after resuming at token " + std::to_string(r.resumed_at)).c_str() : "");
         std::fflush(trials_out);
       }
+      cells[d].push_back({correct, args.trials});
       const double accuracy = double(correct) / args.trials;
       row.accuracy.push_back(accuracy);
       const uint64_t peak = m.context->peak_device_memory_bytes();
@@ -237,6 +248,17 @@ int run_passkey(const PasskeyArgs& args) {
     }
     row.tokens_per_s = double(all_tokens) / all_s;
     rows.push_back(row);
+  }
+  if (svg.is_open()) {
+    std::vector<std::string> length_labels, depth_labels;
+    for (const int64_t l : lengths) length_labels.push_back(std::to_string(l));
+    for (const Depth& d : depths) depth_labels.push_back(d.name);
+    svg << passkey_heatmap_svg("passkey retrieval: " + std::filesystem::path(args.model.model).filename().string() +
+                                   ", segment " + std::to_string(info.segment),
+                               length_labels, depth_labels, cells);
+    svg.close();
+    if (!svg) throw Error("--svg " + args.svg + ": write failed");
+    std::fprintf(args.json ? stderr : stdout, "heatmap written to %s\n", args.svg.c_str());
   }
   if (!args.json) {
     std::printf("\n%-10s", "length");
@@ -276,6 +298,9 @@ const RegisterCommand registration{
       app.add_flag("!--no-reuse-prefix", args->reuse_prefix,
                    "Stream every input from its first token (by default an input resumes from a state saved "
                    "in the prefix it shares with the one before: the same answers, bit for bit)");
+      app.add_option("--svg", args->svg,
+                     "Also draw the accuracy as a length x depth heatmap (the needle-in-a-haystack figure) with "
+                     "each cell's keys found of its trials, as an SVG file");
       app.add_option("--dump-inputs", args->dump_inputs,
                      "Write each trial as a JSON line (length, depth, key, answer, input tokens) to this file");
       return [args] { return run_passkey(*args); };
