@@ -8,7 +8,8 @@ before it (the intro and the filler up to the key line). Checks, on the shipped 
    shares with the input before it, leaving at least one token to stream (0 for the first input,
    and always 0 with --no-reuse-prefix); the JSON's tokens_reused is their sum per cell;
 3. another --seed draws other keys (seed 1 once only swapped seed 0's trials in pairs);
-4. --svg draws the cells: one rectangle per length and depth, labelled with its keys found of its
+4. --filler rivers hides the same keys in other text, of exactly the asked length too;
+5. --svg draws the cells: one rectangle per length and depth, labelled with its keys found of its
    trials as the JSON counts them, green where every key was found, red where none was; a path
    that cannot be written is refused in one line before any trial runs.
 
@@ -98,6 +99,13 @@ def main():
         check(c["tokens_reused"] == sum(t["resumed_at"] for t in mine),
               f"tokens_reused {c['tokens_reused']} at {c['length']} {c['depth']}, the trials say "
               f"{sum(t['resumed_at'] for t in mine)}")
+    rivers_cells, rivers = passkey(infini, model, os.path.join(work, "rivers.jsonl"), "--filler", "rivers")
+    check(all(c["filler"] == "rivers" for c in rivers_cells) and all(c["filler"] == "grass" for c in cells),
+          "the JSON names the filler")
+    check([t["key"] for t in rivers] == [t["key"] for t in trials]
+          and all(len(r["tokens"]) == len(t["tokens"]) == r["length"] and r["tokens"] != t["tokens"]
+                  for r, t in zip(rivers, trials)),
+          "--filler rivers: the same keys in other text of the same lengths")
     _, seeded = passkey(infini, model, os.path.join(work, "seed1.jsonl"), "--seed", "1")
     keys, other_keys = sorted(t["key"] for t in trials), sorted(t["key"] for t in seeded)
     check(len(set(keys) & set(other_keys)) < len(keys) // 2, f"--seed 1 draws the keys of seed 0: {other_keys}")

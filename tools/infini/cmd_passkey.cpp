@@ -37,6 +37,7 @@ struct PasskeyArgs {
   bool reuse_prefix = true;  // resume each input from a state saved in an earlier one's shared prefix
   std::string dump_inputs;  // JSON lines: each trial's depth, key, input tokens and answer
   std::string svg;          // the accuracy as a length x depth heatmap
+  PasskeyFiller filler = PasskeyFiller::Grass;
 };
 
 // A named depth is a third of the input, drawn uniformly per trial; a number is an exact depth.
@@ -116,7 +117,7 @@ int64_t first_digit_token(const Model& model, const std::vector<int32_t>& ids) {
 
 Trial run_trial(const Model& model, Session& session, int64_t length, double depth, const std::string& key,
                 const PasskeyArgs& args, PrefixCheckpoints& checkpoints) {
-  const std::string text = passkey_text(passkey_filler_for_tokens(length), depth, key);
+  const std::string text = passkey_text(passkey_filler_for_tokens(length), depth, key, args.filler);
   const std::vector<int32_t> ids = model.tokenize(text, model.info().add_bos);
   const int64_t segment = session.segment();
   const auto t0 = std::chrono::steady_clock::now();
@@ -165,8 +166,9 @@ int run_passkey(const PasskeyArgs& args) {
   }
   std::vector<std::vector<HeatmapCell>> cells(depths.size());
   if (!args.json)
-    std::printf("passkey retrieval: %s, segment %lld, memory %s, %d trials per cell\n", args.model.model.c_str(),
-                static_cast<long long>(info.segment), info.memory ? "on" : "off", args.trials);
+    std::printf("passkey retrieval: %s, segment %lld, memory %s, %d trials per cell%s\n", args.model.model.c_str(),
+                static_cast<long long>(info.segment), info.memory ? "on" : "off", args.trials,
+                args.filler == PasskeyFiller::Rivers ? ", filler rivers" : "");
 
   struct Row {
     int64_t length;
@@ -242,7 +244,8 @@ int run_passkey(const PasskeyArgs& args) {
                                   {"device", m.context->device().name},
                                   {"devices", m.context->devices().size()},
                                   {"model", args.model.model},
-                                  {"segment", info.segment}};
+                                  {"segment", info.segment},
+                                  {"filler", args.filler == PasskeyFiller::Rivers ? "rivers" : "grass"}};
         std::cout << line.dump() << std::endl;
       }
     }
@@ -298,6 +301,9 @@ const RegisterCommand registration{
       app.add_flag("!--no-reuse-prefix", args->reuse_prefix,
                    "Stream every input from its first token (by default an input resumes from a state saved "
                    "in the prefix it shares with the one before: the same answers, bit for bit)");
+      add_choice_option(app, "--filler", args->filler, {{"grass", PasskeyFiller::Grass}, {"rivers", PasskeyFiller::Rivers}},
+                        "The text the key hides in: grass (the task's, which the demo model was trained on) or rivers "
+                        "(other sentences, never seen in training)");
       app.add_option("--svg", args->svg,
                      "Also draw the accuracy as a length x depth heatmap (the needle-in-a-haystack figure) with "
                      "each cell's keys found of its trials, as an SVG file");

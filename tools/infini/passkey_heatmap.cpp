@@ -3,24 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "rope_analysis/svg_plot.hpp"
+
 namespace infini::cli {
 namespace {
 
-constexpr int kCellWidth = 96, kCellHeight = 48, kLeft = 110, kTop = 56, kBottom = 56;
+using svg::xml_escaped;
 
-std::string xml_escaped(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+constexpr int kCellWidth = 96, kCellHeight = 48, kLeft = 110, kTop = 56, kBottom = 56;
 
 // Red (0) through amber (0.5) to green (1), as the usual needle-in-a-haystack maps run.
 std::string colour(double accuracy) {

@@ -10,12 +10,8 @@
 #include "infini/error.hpp"
 
 namespace infini::svg {
-namespace {
 
-constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                    "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
-std::string escape(const std::string& s) {
+std::string xml_escaped(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
@@ -28,6 +24,11 @@ std::string escape(const std::string& s) {
   }
   return out;
 }
+
+namespace {
+
+constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                    "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
 std::string fmt(const char* f, double a) {
   char buf[64];
@@ -137,7 +138,7 @@ std::string tick_text(const Tick& t, double x, double y, const char* anchor) {
   if (t.power)
     s += "10<tspan dy=\"-6\" font-size=\"9\">" + std::to_string(t.exponent) + "</tspan>";
   else
-    s += escape(t.label);
+    s += xml_escaped(t.label);
   return s + "</text>\n";
 }
 
@@ -171,7 +172,7 @@ std::string render(const Plot& plot) {
        "\" height=\"" + px(bottom - top) + "\"/></clipPath></defs>\n";
   if (!plot.title.empty())
     o += "<text x=\"" + px((left + right) / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" +
-         escape(plot.title) + "</text>\n";
+         xml_escaped(plot.title) + "</text>\n";
 
   // Grid and ticks.
   for (const Tick& t : ticks(xs)) {
@@ -197,9 +198,9 @@ std::string render(const Plot& plot) {
   o += "<rect x=\"" + px(left) + "\" y=\"" + px(top) + "\" width=\"" + px(right - left) + "\" height=\"" +
        px(bottom - top) + "\" fill=\"none\" stroke=\"black\"/>\n";
   o += "<text x=\"" + px((left + right) / 2) + "\" y=\"" + px(plot.height - 14.0) + "\" text-anchor=\"middle\">" +
-       escape(plot.x.label) + "</text>\n";
+       xml_escaped(plot.x.label) + "</text>\n";
   o += "<text transform=\"translate(18," + px((top + bottom) / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
-       escape(plot.y.label) + "</text>\n";
+       xml_escaped(plot.y.label) + "</text>\n";
 
   // Reference lines.
   o += "<g clip-path=\"url(#area)\">\n";
@@ -214,10 +215,10 @@ std::string render(const Plot& plot) {
     o += " stroke=\"#555\" stroke-dasharray=\"6 4\"/>\n";
     if (!r.label.empty()) {
       if (r.vertical)
-        o += "<text x=\"" + px(p + 4) + "\" y=\"" + px(top + 14) + "\" fill=\"#333\">" + escape(r.label) + "</text>\n";
+        o += "<text x=\"" + px(p + 4) + "\" y=\"" + px(top + 14) + "\" fill=\"#333\">" + xml_escaped(r.label) + "</text>\n";
       else
         o += "<text x=\"" + px(right - 4) + "\" y=\"" + px(p - 5) + "\" text-anchor=\"end\" fill=\"#333\">" +
-             escape(r.label) + "</text>\n";
+             xml_escaped(r.label) + "</text>\n";
     }
   }
 
@@ -258,7 +259,7 @@ std::string render(const Plot& plot) {
       o += "<line x1=\"" + px(right + 14) + "\" y1=\"" + px(y) + "\" x2=\"" + px(right + 38) + "\" y2=\"" + px(y) +
            "\" stroke=\"" + color + "\" stroke-width=\"" + (s.y_low.empty() ? "2" : "6") + "\"" +
            (s.dashed ? " stroke-dasharray=\"5 3\"" : "") + "/>\n";
-      o += "<text x=\"" + px(right + 44) + "\" y=\"" + px(y + 4) + "\">" + escape(s.label) + "</text>\n";
+      o += "<text x=\"" + px(right + 44) + "\" y=\"" + px(y + 4) + "\">" + xml_escaped(s.label) + "</text>\n";
       y += 20;
     }
   }

@@ -7,6 +7,9 @@
 
 namespace infini::svg {
 
+// `s` with &, <, > and " written as XML entities, for text and attribute values.
+std::string xml_escaped(const std::string& s);
+
 struct Axis {
   std::string label;
   bool log = false;            // log10 scale; values <= 0 are dropped
