@@ -100,7 +100,14 @@ void StepBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   const auto t0 = Clock::now();
   try {
-    if (!decoder_) decoder_ = std::make_unique<BatchDecoder>(weights_, config_, options_, max_batch_);
+    // Rows for the batches seen so far (doubling, up to max_batch): a server's few sessions do
+    // not hold activations and logits for 64.
+    if (!decoder_ || decoder_->max_batch() < b) {
+      const uint32_t grown = decoder_ ? 2 * decoder_->max_batch() : 2;
+      const uint32_t rows = std::min(max_batch_, std::max(uint32_t(b), grown));
+      decoder_.reset();
+      decoder_ = std::make_unique<BatchDecoder>(weights_, config_, options_, rows);
+    }
     std::vector<BatchDecoder::Entry> entries;
     uint32_t k = 1;
     for (const Request* r : batch) {

@@ -65,7 +65,7 @@ class StepBatcher {
   LlamaConfig config_;
   GraphOptions options_;
   uint32_t max_batch_;
-  std::unique_ptr<BatchDecoder> decoder_;  // made at the first step (its activations take max_batch rows)
+  std::unique_ptr<BatchDecoder> decoder_;  // made at the first step, remade larger for a larger batch
   mutable std::mutex mutex_;
   std::condition_variable wake_;  // a request came, a step ended, or a session stopped generating
   std::deque<Request*> waiting_;
