@@ -12,6 +12,12 @@ namespace {
 
 const double kEps = static_cast<double>(kMemoryEps);
 
+// The memory read's denominator under the options' eps rule (docs/design.md §1.3, §1.8).
+double memory_denominator(double den, const InfiniOptions& o) {
+  const double eps = static_cast<double>(o.memory_eps);
+  return o.memory_eps_mode == EpsMode::Add ? den + eps : std::max(den, eps);
+}
+
 void require(bool ok, const std::string& message) {
   if (!ok) throw Error("infini attention reference: " + message);
 }
@@ -38,6 +44,26 @@ void check_state(const MemoryState& st, const AttentionShape& s) {
 
 // Query head h reads KV head h / (Hq / Hkv).
 int kv_head(const AttentionShape& s, int h) { return h / (s.heads_q / s.heads_kv); }
+
+// The KV head whose memory query head h reads.
+int memory_kv_head(const AttentionShape& s, int h, const InfiniOptions& o) {
+  return o.memory_head_map == MemoryHeadMap::Modulo ? h % s.heads_kv : kv_head(s, h);
+}
+
+void check_beta(std::span<const double> beta, const AttentionShape& s, const InfiniOptions& o) {
+  const size_t want = static_cast<size_t>(gate_values(s, o.gate_shape));
+  require(beta.size() == want, "beta has " + std::to_string(beta.size()) + " values, expected " + std::to_string(want));
+}
+
+// The logit of query head h's gate at value column e.
+double gate_logit(std::span<const double> beta, const AttentionShape& s, const InfiniOptions& o, size_t h, size_t e) {
+  switch (o.gate_shape) {
+    case GateShape::PerHead: return beta[h];
+    case GateShape::PerHeadValue: return beta[h * static_cast<size_t>(s.value_dim) + e];
+    case GateShape::PerLayer: return beta[0];
+  }
+  return beta[h];
+}
 
 }  // namespace
 
@@ -118,8 +144,14 @@ MemoryState MemoryState::zeros(const AttentionShape& shape) {
                      std::vector<double>(hkv * d, 0.0)};
 }
 
+MemoryState MemoryState::initial(const AttentionShape& shape, const InfiniOptions& options) {
+  MemoryState st = zeros(shape);
+  std::fill(st.z.begin(), st.z.end(), static_cast<double>(options.memory_z_init));
+  return st;
+}
+
 std::vector<double> memory_read(std::span<const double> q, int64_t tokens, const AttentionShape& shape,
-                                const MemoryState& state) {
+                                const MemoryState& state, const InfiniOptions& options) {
   check_shape(shape);
   check_size(q, tokens, shape.heads_q, shape.head_dim, "q");
   check_state(state, shape);
@@ -128,7 +160,7 @@ std::vector<double> memory_read(std::span<const double> q, int64_t tokens, const
   std::vector<double> out(n * Hq * Dv, 0.0);
   for (size_t t = 0; t < n; ++t)
     for (size_t h = 0; h < Hq; ++h) {
-      const size_t g = static_cast<size_t>(kv_head(shape, static_cast<int>(h)));
+      const size_t g = static_cast<size_t>(memory_kv_head(shape, static_cast<int>(h), options));
       const double* M = &state.M[g * D * Dv];
       const double* z = &state.z[g * D];
       double den = 0;
@@ -138,7 +170,7 @@ std::vector<double> memory_read(std::span<const double> q, int64_t tokens, const
         den += sq * z[c];
         for (size_t e = 0; e < Dv; ++e) num[e] += sq * M[c * Dv + e];
       }
-      for (size_t e = 0; e < Dv; ++e) out[(t * Hq + h) * Dv + e] = num[e] / std::max(den, kEps);
+      for (size_t e = 0; e < Dv; ++e) out[(t * Hq + h) * Dv + e] = num[e] / memory_denominator(den, options);
     }
   return out;
 }
@@ -149,16 +181,16 @@ std::vector<double> gate(std::span<const double> a_mem, std::span<const double> 
   check_shape(shape);
   check_size(a_mem, tokens, shape.heads_q, shape.value_dim, "a_mem");
   check_size(a_dot, tokens, shape.heads_q, shape.value_dim, "a_dot");
-  check_size(beta, 1, shape.heads_q, 1, "beta");
+  check_beta(beta, shape, options);
   const size_t n = static_cast<size_t>(tokens), Hq = static_cast<size_t>(shape.heads_q),
                Dv = static_cast<size_t>(shape.value_dim);
   const bool local_only = first_segment_of_stream && options.first_segment == FirstSegment::Local;
   std::vector<double> out(n * Hq * Dv);
   for (size_t t = 0; t < n; ++t)
     for (size_t h = 0; h < Hq; ++h) {
-      const double g = sigmoid(beta[h]);
-      const double w_mem = options.gate_sign == GateSign::Memory ? g : 1.0 - g;
       for (size_t e = 0; e < Dv; ++e) {
+        const double g = sigmoid(gate_logit(beta, shape, options, h, e));
+        const double w_mem = options.gate_sign == GateSign::Memory ? g : 1.0 - g;
         const size_t i = (t * Hq + h) * Dv + e;
         out[i] = local_only ? a_dot[i] : w_mem * a_mem[i] + (1.0 - w_mem) * a_dot[i];
       }
@@ -167,7 +199,7 @@ std::vector<double> gate(std::span<const double> a_mem, std::span<const double> 
 }
 
 void memory_write(std::span<const double> k, std::span<const double> v, int64_t tokens, const AttentionShape& shape,
-                  UpdateRule rule, MemoryState& state) {
+                  UpdateRule rule, MemoryState& state, const InfiniOptions& options) {
   check_shape(shape);
   check_size(k, tokens, shape.heads_kv, shape.head_dim, "k");
   check_size(v, tokens, shape.heads_kv, shape.value_dim, "v");
@@ -187,7 +219,7 @@ void memory_write(std::span<const double> k, std::span<const double> v, int64_t 
         for (size_t e = 0; e < Dv; ++e) {
           double num = 0;
           for (size_t c = 0; c < D; ++c) num += sk[c] * old.M[(g * D + c) * Dv + e];
-          delta_v[e] -= num / std::max(den, kEps);
+          delta_v[e] -= num / memory_denominator(den, options);
         }
       }
       for (size_t c = 0; c < D; ++c) {
@@ -209,8 +241,20 @@ std::vector<double> segment_output(std::span<const double> q, std::span<const do
   apply_rope(kr, tokens, shape.heads_kv, shape.head_dim, freqs, options.rope.layout, 0);
   std::vector<double> a_dot = causal_attention(qr, kr, v, tokens, shape);
   if (!options.memory) return a_dot;
-  const std::vector<double> a_mem = memory_read(q, tokens, shape, state);  // un-rotated q
+  const bool rotated = options.memory_positions == MemoryPositions::Rotated;
+  const std::vector<double> a_mem = memory_read(rotated ? std::span<const double>(qr) : q, tokens, shape, state, options);
   return gate(a_mem, a_dot, beta, tokens, shape, options, first_segment_of_stream);
+}
+
+void write_segment(std::span<const double> k, std::span<const double> v, int64_t tokens, const AttentionShape& shape,
+                   const InfiniOptions& options, const rope::RopeFrequencies& freqs, MemoryState& state) {
+  if (options.memory_positions == MemoryPositions::Unrotated) {
+    memory_write(k, v, tokens, shape, options.update, state, options);
+    return;
+  }
+  std::vector<double> kr(k.begin(), k.end());
+  apply_rope(kr, tokens, shape.heads_kv, shape.head_dim, freqs, options.rope.layout, 0);
+  memory_write(kr, v, tokens, shape, options.update, state, options);
 }
 
 std::vector<double> infini_attention_stream(std::span<const double> q, std::span<const double> k,
@@ -222,10 +266,10 @@ std::vector<double> infini_attention_stream(std::span<const double> q, std::span
   check_size(q, tokens, shape.heads_q, shape.head_dim, "q");
   check_size(k, tokens, shape.heads_kv, shape.head_dim, "k");
   check_size(v, tokens, shape.heads_kv, shape.value_dim, "v");
-  check_size(beta, 1, shape.heads_q, 1, "beta");
+  check_beta(beta, shape, options);
   const size_t Hq = static_cast<size_t>(shape.heads_q), Hkv = static_cast<size_t>(shape.heads_kv),
                D = static_cast<size_t>(shape.head_dim), Dv = static_cast<size_t>(shape.value_dim);
-  MemoryState state = MemoryState::zeros(shape);
+  MemoryState state = MemoryState::initial(shape, options);
   std::vector<double> out;
   out.reserve(static_cast<size_t>(tokens) * Hq * Dv);
   for (int64_t start = 0; start < tokens; start += options.segment) {
@@ -236,7 +280,7 @@ std::vector<double> infini_attention_stream(std::span<const double> q, std::span
     const auto vs = v.subspan(s * Hkv * Dv, m * Hkv * Dv);
     const std::vector<double> a = segment_output(qs, ks, vs, n, shape, options, beta, freqs, state, start == 0);
     out.insert(out.end(), a.begin(), a.end());
-    if (options.memory) memory_write(ks, vs, n, shape, options.update, state);
+    if (options.memory) write_segment(ks, vs, n, shape, options, freqs, state);
   }
   if (final_state) *final_state = std::move(state);
   return out;
@@ -245,15 +289,15 @@ std::vector<double> infini_attention_stream(std::span<const double> q, std::span
 LayerReference::LayerReference(const AttentionShape& shape, const InfiniOptions& options, std::vector<double> beta,
                                rope::RopeFrequencies freqs)
     : shape_(shape), options_(options), beta_(std::move(beta)), freqs_(std::move(freqs)),
-      state_(MemoryState::zeros(shape)) {
+      state_(MemoryState::initial(shape, options)) {
   require(options_.segment > 0, "segment length must be positive");
-  check_size(beta_, 1, shape_.heads_q, 1, "beta");
+  check_beta(beta_, shape_, options_);
 }
 
 void LayerReference::set_frequencies(rope::RopeFrequencies freqs) { freqs_ = std::move(freqs); }
 
 void LayerReference::close_segment() {
-  if (options_.memory) memory_write(open_k_, open_v_, open_, shape_, options_.update, state_);
+  if (options_.memory) write_segment(open_k_, open_v_, open_, shape_, options_, freqs_, state_);
   ++segments_written_;
   open_ = 0;
   open_k_.clear();
@@ -300,7 +344,9 @@ std::vector<double> LayerReference::decode_token(std::span<const double> q, std:
 
   std::vector<double> out = a_dot;
   if (options_.memory) {
-    const std::vector<double> a_mem = memory_read(q, 1, shape_, state_);  // frozen until the segment fills
+    const bool rotated = options_.memory_positions == MemoryPositions::Rotated;
+    const std::vector<double> a_mem =  // frozen until the segment fills
+        memory_read(rotated ? std::span<const double>(qr) : q, 1, shape_, state_, options_);
     out = gate(a_mem, a_dot, beta_, 1, shape_, options_, segments_written_ == 0);
   }
   if (open_ == options_.segment) close_segment();

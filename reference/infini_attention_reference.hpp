@@ -4,7 +4,8 @@
 // in double precision on purpose: this code is the definition the kernels are measured against.
 //
 // Layouts (C order): q [T][Hq][D], k [T][Hkv][D], v [T][Hkv][Dv], outputs [T][Hq][Dv],
-// beta [Hq], M [Hkv][D][Dv], z [Hkv][D]. Query head h uses KV head h / (Hq / Hkv).
+// beta [Hq] (or as options.gate_shape says), M [Hkv][D][Dv], z [Hkv][D]. Query head h uses KV head
+// h / (Hq / Hkv) in its local attention; its memory's KV head follows options.memory_head_map.
 // Bad sizes or shapes throw infini::Error.
 #include <cstdint>
 #include <span>
@@ -29,19 +30,23 @@ void apply_rope(std::span<double> x, int64_t tokens, int heads, int head_dim, co
 std::vector<double> causal_attention(std::span<const double> q, std::span<const double> k,
                                      std::span<const double> v, int64_t tokens, const AttentionShape& shape);
 
-// Compressive memory of one layer, zero at stream start.
+// Compressive memory of one layer: M = 0 and z = options.memory_z_init at stream start.
 struct MemoryState {
   std::vector<double> M;  // [Hkv][D][Dv]
   std::vector<double> z;  // [Hkv][D]
   static MemoryState zeros(const AttentionShape& shape);
+  static MemoryState initial(const AttentionShape& shape, const InfiniOptions& options);
 };
 
-// A_mem = sigma(Q) M / max(sigma(Q) z, eps) for un-rotated q [n][Hq][D] -> [n][Hq][Dv].
+// A_mem = sigma(Q) M / max(sigma(Q) z, eps) for q [n][Hq][D] -> [n][Hq][Dv] (the q the options'
+// memory_positions asks for), query head h reading the KV head of options.memory_head_map, the
+// denominator by options.memory_eps and memory_eps_mode.
 std::vector<double> memory_read(std::span<const double> q, int64_t tokens, const AttentionShape& shape,
-                                const MemoryState& state);
+                                const MemoryState& state, const InfiniOptions& options = {});
 
-// A = g A_mem + (1-g) A_dot with g = sigmoid(beta[h]) (GateSign::Memory) or the roles of g and
-// 1-g swapped (GateSign::Local). On the first segment of a stream FirstSegment::Local outputs A_dot;
+// A = g A_mem + (1-g) A_dot with g = sigmoid(beta) (GateSign::Memory) or the roles of g and
+// 1-g swapped (GateSign::Local), beta of options.gate_shape (beta[h], beta[h][e] or beta[0]).
+// On the first segment of a stream FirstSegment::Local outputs A_dot;
 // FirstSegment::Mix uses the formula (A_mem is 0 there).
 std::vector<double> gate(std::span<const double> a_mem, std::span<const double> a_dot, std::span<const double> beta,
                          int64_t tokens, const AttentionShape& shape, const InfiniOptions& options,
@@ -51,7 +56,12 @@ std::vector<double> gate(std::span<const double> a_mem, std::span<const double> 
 // linear: M += sigma(K)^T V.  delta: M += sigma(K)^T (V - sigma(K) M_old / max(sigma(K) z_old, eps)),
 // with M_old, z_old the state before this call. Both: z += sum_t sigma(K_t).
 void memory_write(std::span<const double> k, std::span<const double> v, int64_t tokens, const AttentionShape& shape,
-                  UpdateRule rule, MemoryState& state);
+                  UpdateRule rule, MemoryState& state, const InfiniOptions& options = {});
+
+// One segment's write as the options have it: memory_write of its k, rotated at the segment's
+// positions 0..n-1 first under MemoryPositions::Rotated.
+void write_segment(std::span<const double> k, std::span<const double> v, int64_t tokens, const AttentionShape& shape,
+                   const InfiniOptions& options, const rope::RopeFrequencies& freqs, MemoryState& state);
 
 // Output of one segment (steps 1-3) of un-rotated q, k, v with segment-local positions 0..n-1,
 // reading `state`; does not write it. options.memory == false gives A_dot.

@@ -63,7 +63,7 @@ LlamaReference::LlamaReference(const LlamaWeights& weights, const InfiniOptions&
   shape_ = AttentionShape{to_int(c.heads), to_int(c.heads_kv), to_int(c.head_dim), to_int(c.head_dim)};
   freqs_ = rope::rope_frequencies(c.rope, shape_.head_dim, options_.segment);
   for (const LlamaLayerWeights& l : weights_.layers)
-    betas_.push_back(l.mem_gate ? widen_all(*l.mem_gate) : Vec(sz(c.heads), 0.0));
+    betas_.push_back(l.mem_gate ? widen_all(*l.mem_gate) : Vec(sz(gate_values(shape_, options_.gate_shape)), 0.0));
   reset();
 }
 

@@ -85,6 +85,18 @@ struct PlannedTensor {
   double mean, spread;
 };
 
+// The infini.* keys of the memory's conventions that differ from the defaults.
+void write_memory_conventions(GgufWriter& w, const RandomLlamaOptions& o) {
+  if (o.memory_positions == MemoryPositions::Rotated) w.set_string("infini.memory_rope", "after");
+  if (o.memory_head_map == MemoryHeadMap::Modulo) w.set_string("infini.memory_head_map", "modulo");
+  if (o.gate_shape != GateShape::PerHead)
+    w.set_string("infini.gate_shape", o.gate_shape == GateShape::PerLayer ? "layer" : "head_value");
+  if (o.gate_sense == GateSign::Local) w.set_string("infini.gate_sense", "local");
+  if (o.memory_z_init != 0.0f) w.set_f32("infini.memory_z_init", o.memory_z_init);
+  if (o.memory_eps != kMemoryEps) w.set_f32("infini.memory_eps", o.memory_eps);
+  if (o.memory_eps_mode == EpsMode::Add) w.set_string("infini.memory_eps_mode", "add");
+}
+
 std::vector<PlannedTensor> tensor_plan(const RandomLlamaOptions& o) {
   std::vector<PlannedTensor> plan;
   constexpr double kStd = 0.02;
@@ -118,7 +130,12 @@ std::vector<PlannedTensor> tensor_plan(const RandomLlamaOptions& o) {
     if (arch.qk_norm)
       for (const char* name : {"attn_q_norm.weight", "attn_k_norm.weight"}) f32(b + name, head_dim, 1.0, 0.3);
     matrix(b + "attn_output.weight", q, o.embd, proj_std);
-    if (o.infini) f32(b + "attn_mem_gate", o.heads, 0.0, 1.0);  // beta logits: gates between about 0.27 and 0.73
+    if (o.infini) {  // beta logits: gates between about 0.27 and 0.73
+      if (o.gate_shape == GateShape::PerHeadValue)
+        plan.push_back({b + "attn_mem_gate", ElementType::F32, {head_dim, o.heads}, 0.0, 1.0});
+      else
+        f32(b + "attn_mem_gate", o.gate_shape == GateShape::PerLayer ? 1 : o.heads, 0.0, 1.0);
+    }
     norm(b + "ffn_norm.weight");
     matrix(b + "ffn_gate.weight", o.embd, o.ffn, kStd);
     matrix(b + "ffn_up.weight", o.embd, o.ffn, kStd);
@@ -182,6 +199,7 @@ GgufWriter random_llama_header(const RandomLlamaOptions& o) {
     w.set_u32("infini.segment_length", static_cast<uint32_t>(o.segment));
     w.set_string("infini.memory_update", o.update == UpdateRule::Linear ? "linear" : "delta");
     w.set_string("infini.first_segment", o.first_segment == FirstSegment::Local ? "local" : "mix");
+    write_memory_conventions(w, o);
   }
 
   if (o.tokenizer == "gpt2") {

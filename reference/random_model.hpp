@@ -39,6 +39,15 @@ struct RandomLlamaOptions {
   int64_t segment = kDefaultSegment;
   UpdateRule update = UpdateRule::Delta;
   FirstSegment first_segment = FirstSegment::Mix;
+  // The memory's other conventions (docs/design.md §1.8): infini.* keys written where they are not
+  // the defaults; gate_shape also shapes blk.N.attn_mem_gate.
+  MemoryPositions memory_positions = MemoryPositions::Unrotated;
+  MemoryHeadMap memory_head_map = MemoryHeadMap::Grouped;
+  GateShape gate_shape = GateShape::PerHead;
+  GateSign gate_sense = GateSign::Memory;
+  float memory_z_init = 0.0f;
+  float memory_eps = kMemoryEps;
+  EpsMode memory_eps_mode = EpsMode::Clamp;
   double rope_base = 10000.0;
   float rms_eps = 1e-5f;
 };

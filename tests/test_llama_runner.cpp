@@ -287,11 +287,10 @@ TEST_CASE_METHOD(GpuTest, "bf16, IQ4_XS, Q2_K and Q3_K files and the 32-value fa
   ro.ffn = 288;
   ro.segment = 6;
   ro.dtype = variant == "bf16" ? ElementType::BF16 : ElementType::F16;
-  const std::optional<ElementType> low_bits = variant == "q2_k"   ? std::optional(ElementType::Q2_K)
-                                              : variant == "q3_k" ? std::optional(ElementType::Q3_K)
-                                                                  : std::nullopt;
+  const bool low_bits = variant == "q2_k" || variant == "q3_k";
+  const ElementType low_type = variant == "q2_k" ? ElementType::Q2_K : ElementType::Q3_K;
   if (low_bits) {  // every matrix in that type: rows of whole super-blocks
-    ro.dtype = *low_bits;
+    ro.dtype = low_type;
     ro.ffn = 512;
   } else if (variant != "bf16") {
     ro.scheme = quant_scheme_named(variant);
@@ -299,7 +298,7 @@ TEST_CASE_METHOD(GpuTest, "bf16, IQ4_XS, Q2_K and Q3_K files and the 32-value fa
   const std::vector<std::byte> bytes = model::random_llama(ro).to_bytes();
   const model::GgufFile file(bytes, "random.gguf");
   const ElementType down = variant == "bf16"     ? ElementType::BF16
-                           : low_bits            ? *low_bits
+                           : low_bits            ? low_type
                            : variant == "q4_k_m" ? ElementType::Q5_0
                            : variant == "q5_k_m" ? ElementType::Q5_1
                                                  : ElementType::IQ4_NL;

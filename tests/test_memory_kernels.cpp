@@ -57,6 +57,21 @@ reference::MemoryState random_state(const AttentionShape& s, double scale, uint3
 }
 std::vector<float> as_floats(const std::vector<double>& x) { return {x.begin(), x.end()}; }
 
+// The memory's conventions the reads are checked under (docs/design.md §1.8): the default, and
+// every flag of the kernels' push constants set, with an eps large enough to change the result.
+std::vector<InfiniOptions> conventions() {
+  InfiniOptions plain;
+  plain.gate_shape = GateShape::PerHeadValue;  // beta as the kernels take it
+  InfiniOptions flipped = plain;
+  flipped.gate_sign = GateSign::Local;
+  flipped.memory_head_map = MemoryHeadMap::Modulo;
+  flipped.memory_eps_mode = EpsMode::Add;
+  flipped.memory_eps = 0.25f;
+  InfiniOptions clamped = plain;
+  clamped.memory_eps = 2.0f;
+  return {plain, flipped, clamped};
+}
+
 struct Family {
   MemoryKernel kernel;
   uint32_t lanes;
@@ -76,7 +91,8 @@ void check_family(const Family& family, const AttentionShape& s, ElementType inp
   const std::vector<float> k = random_floats(size_t(tokens) * s.heads_kv * s.head_dim, seed + 3, -1.5f, 1.5f);
   const std::vector<float> v = random_floats(size_t(tokens) * s.heads_kv * s.value_dim, seed + 4);
   const std::vector<float> a_dot = random_floats(size_t(tokens) * s.heads_q * s.value_dim, seed + 5);
-  const std::vector<float> beta = random_floats(size_t(s.heads_q), seed + 6, -2.0f, 2.0f);
+  // A gate logit per head and value column: the kernels' layout whatever a file's gate shape.
+  const std::vector<float> beta = random_floats(size_t(s.heads_q) * s.value_dim, seed + 6, -2.0f, 2.0f);
   const std::vector<double> qd = ops::as_stored(q, input), kd = ops::as_stored(k, input), vd = ops::as_stored(v, input);
   const std::vector<double> beta_d(beta.begin(), beta.end());
 
@@ -90,37 +106,39 @@ void check_family(const Family& family, const AttentionShape& s, ElementType inp
   for (const UpdateRule rule : {UpdateRule::Linear, UpdateRule::Delta}) {
     const ops::MemoryKernels kernels(dev, s, input == ElementType::F16, rule, family.kernel, family.lanes);
     REQUIRE(kernels.kernel() == family.kernel);
-    for (const GateSign sign : {GateSign::Memory, GateSign::Local}) {
+    for (const InfiniOptions& o : conventions()) {
+      const ops::MemoryConventions c = ops::memory_conventions(o);
+      INFO("gate sense " << (o.gate_sign == GateSign::Local ? "local" : "memory") << ", head map "
+                         << (o.memory_head_map == MemoryHeadMap::Modulo ? "modulo" : "group") << ", eps " << o.memory_eps
+                         << (o.memory_eps_mode == EpsMode::Add ? " added" : " clamped"));
       // The read and gate, for query rows q0 ..
       vk::Buffer out = guarded(dev, a_dot, "out");
       stream.begin();
-      kernels.record_gate(stream, qb, q0, mb, zb, betab, out, tokens, sign == GateSign::Local);
+      kernels.record_gate(stream, qb, q0, mb, zb, betab, out, tokens, c);
       stream.end();
       stream.submit_and_wait();
-      InfiniOptions o;
-      o.gate_sign = sign;
       const std::span<const double> q_rows(qd.data() + size_t(q0) * s.heads_q * s.head_dim,
                                            size_t(tokens) * s.heads_q * s.head_dim);
-      const std::vector<double> a_mem = reference::memory_read(q_rows, tokens, s, state);
+      const std::vector<double> a_mem = reference::memory_read(q_rows, tokens, s, state, o);
       const std::vector<double> want = reference::gate(a_mem, std::vector<double>(a_dot.begin(), a_dot.end()), beta_d,
                                                        tokens, s, o, false);
       const std::vector<float> got = read_guarded(out, want.size(), violations);
-      INFO("gate, " << (sign == GateSign::Local ? "local" : "memory") << " sign");
+      INFO("gate");
       CHECK(nmse(std::span<const float>(got), std::span<const double>(want)) <= family.tolerance);
-    }
-    if (rule == UpdateRule::Delta) {  // W = V - A_mem for K
-      vk::Buffer w = guarded(dev, std::vector<float>(v.size(), 0.0f), "W");
-      stream.begin();
-      kernels.record_delta(stream, kb, vb, mb, zb, w, tokens);
-      stream.end();
-      stream.submit_and_wait();
-      const AttentionShape per_kv{s.heads_kv, s.heads_kv, s.head_dim, s.value_dim};
-      const std::vector<double> a_mem = reference::memory_read(kd, tokens, per_kv, state);
-      std::vector<double> want(vd.size());
-      for (size_t i = 0; i < want.size(); ++i) want[i] = vd[i] - a_mem[i];
-      const std::vector<float> got = read_guarded(w, want.size(), violations);
-      INFO("delta retrieval");
-      CHECK(nmse(std::span<const float>(got), std::span<const double>(want)) <= family.tolerance);
+      if (rule == UpdateRule::Delta) {  // W = V - A_mem for K
+        vk::Buffer w = guarded(dev, std::vector<float>(v.size(), 0.0f), "W");
+        stream.begin();
+        kernels.record_delta(stream, kb, vb, mb, zb, w, tokens, c);
+        stream.end();
+        stream.submit_and_wait();
+        const AttentionShape per_kv{s.heads_kv, s.heads_kv, s.head_dim, s.value_dim};
+        const std::vector<double> k_mem = reference::memory_read(kd, tokens, per_kv, state, o);
+        std::vector<double> want_w(vd.size());
+        for (size_t i = 0; i < want_w.size(); ++i) want_w[i] = vd[i] - k_mem[i];
+        const std::vector<float> got_w = read_guarded(w, want_w.size(), violations);
+        INFO("delta retrieval");
+        CHECK(nmse(std::span<const float>(got_w), std::span<const double>(want_w)) <= family.tolerance);
+      }
     }
     // The write of W: V in the input type (linear), or an f32 residual (delta), from the state.
     const std::vector<float> w_values = rule == UpdateRule::Linear ? v : random_floats(v.size(), seed + 7, -2.0f, 2.0f);

@@ -19,6 +19,21 @@ enum class FirstSegment { Mix, Local };
 // memory: g = sigmoid(beta) weights A_mem (default). local: g weights A_dot instead.
 enum class GateSign { Memory, Local };
 
+// Where the public implementations of Infini-attention disagree about the memory (docs/design.md
+// §1.8). The defaults are the convention infini has always run; a GGUF file states the others in
+// its infini.* keys.
+// Q and K into the memory un-rotated (default), or rotated at their in-segment positions, as the
+// local attention sees them.
+enum class MemoryPositions { Unrotated, Rotated };
+// The KV head whose memory query head h reads: h / (Hq / Hkv) (default, as the local attention),
+// or h % Hkv (a memory tiled across the query heads).
+enum class MemoryHeadMap { Grouped, Modulo };
+// The gate logits beta: one per query head [Hq] (default), one per head and value dim [Hq][Dv],
+// or one for the layer [1].
+enum class GateShape { PerHead, PerHeadValue, PerLayer };
+// The memory read's denominator: max(sigma(q) . z, eps) (default) or sigma(q) . z + eps.
+enum class EpsMode { Clamp, Add };
+
 // The segment length N when neither the caller nor the model file gives one.
 inline constexpr int64_t kDefaultSegment = 2048;
 // The longest segment a layer takes: positions index a table of N rows, and per-piece bounds are
@@ -27,6 +42,8 @@ inline constexpr int64_t kMaxSegment = int64_t(1) << 24;
 
 // The first tokens of the stream that a sliding context keeps (StreamingLLM's attention sinks).
 inline constexpr int64_t kDefaultSinks = 4;
+
+inline constexpr float kMemoryEps = 1e-10f;  // the default memory_eps
 
 struct InfiniOptions {
   int64_t segment = kDefaultSegment;  // N; with `sliding`, the context C
@@ -42,8 +59,24 @@ struct InfiniOptions {
   // no position grows with the stream. 0 <= sinks < C.
   bool sliding = false;
   int64_t sinks = kDefaultSinks;
+  // The memory's conventions (see MemoryPositions and the enums after it).
+  MemoryPositions memory_positions = MemoryPositions::Unrotated;
+  MemoryHeadMap memory_head_map = MemoryHeadMap::Grouped;
+  GateShape gate_shape = GateShape::PerHead;
+  float memory_z_init = 0.0f;   // every element of z at stream start, >= 0
+  float memory_eps = kMemoryEps;  // > 0
+  EpsMode memory_eps_mode = EpsMode::Clamp;
 };
 
-inline constexpr float kMemoryEps = 1e-10f;
+
+// How many gate logits a layer of this shape takes.
+inline int64_t gate_values(const AttentionShape& shape, GateShape gate) {
+  switch (gate) {
+    case GateShape::PerHead: return shape.heads_q;
+    case GateShape::PerHeadValue: return int64_t(shape.heads_q) * shape.value_dim;
+    case GateShape::PerLayer: return 1;
+  }
+  return shape.heads_q;
+}
 
 }  // namespace infini

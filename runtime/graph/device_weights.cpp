@@ -33,8 +33,8 @@ std::unique_ptr<vk::Buffer> upload_optional(vk::Device& d, const std::optional<T
   return t ? std::make_unique<vk::Buffer>(upload_f32(d, *t)) : nullptr;
 }
 
-std::vector<float> gate_logits(const LlamaLayerWeights& w, int64_t heads) {
-  std::vector<float> beta(size_t(heads), 0.0f);
+std::vector<float> gate_logits(const LlamaLayerWeights& w, int64_t count) {
+  std::vector<float> beta(size_t(count), 0.0f);
   if (w.mem_gate) {
     const std::vector<double> b = widen_all(*w.mem_gate);
     std::copy_n(b.begin(), std::min(b.size(), beta.size()), beta.begin());
@@ -46,7 +46,7 @@ bool is_tied(const LlamaWeights& w) { return w.output.data.data() == w.token_emb
 
 }  // namespace
 
-DeviceLayerWeights::DeviceLayerWeights(vk::Device& d, const LlamaLayerWeights& w, int64_t heads)
+DeviceLayerWeights::DeviceLayerWeights(vk::Device& d, const LlamaLayerWeights& w, int64_t gates)
     : attn_norm(upload_f32(d, w.attn_norm)),
       ffn_norm(upload_f32(d, w.ffn_norm)),
       bq(upload_optional(d, w.bq)),
@@ -61,7 +61,7 @@ DeviceLayerWeights::DeviceLayerWeights(vk::Device& d, const LlamaLayerWeights& w
       w_gate(upload_matrix(d, w.ffn_gate)),
       w_up(upload_matrix(d, w.ffn_up)),
       w_down(upload_matrix(d, w.ffn_down)),
-      gate_logits(model::gate_logits(w, heads)),
+      gate_logits(model::gate_logits(w, gates)),
       types{w.wq.type, w.wk.type, w.wv.type, w.wo.type, w.ffn_gate.type, w.ffn_up.type, w.ffn_down.type} {}
 
 uint64_t device_weight_bytes(const LlamaWeights& w, LayerRange range) {
@@ -101,7 +101,8 @@ DeviceWeights::DeviceWeights(vk::Device& device, const LlamaWeights& weights, La
   if (range.first == 0 || (head && is_tied(weights)))
     token_embd_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.token_embd));
   layers_.reserve(size_t(range.count()));
-  for (int64_t i = range.first; i < range.last; ++i) layers_.emplace_back(device, weights.layers[size_t(i)], c.heads);
+  const int64_t gates = gate_values(attention_shape(c), c.infini.gate_shape);
+  for (int64_t i = range.first; i < range.last; ++i) layers_.emplace_back(device, weights.layers[size_t(i)], gates);
   if (head) {
     output_norm_ = std::make_unique<vk::Buffer>(upload_f32(device, weights.output_norm));
     if (!is_tied(weights)) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));

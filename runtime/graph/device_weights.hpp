@@ -33,12 +33,12 @@ struct DeviceLayerWeights {
   vk::Buffer attn_norm, ffn_norm;
   std::unique_ptr<vk::Buffer> bq, bk, bv, q_norm, k_norm;  // qwen2's biases, qwen3's Q/K norms
   ops::RowChunks wq, wk, wv, wo, w_gate, w_up, w_down;
-  std::vector<float> gate_logits;  // one per query head; zeros when the file has none
+  std::vector<float> gate_logits;  // gate_values() of the file's gate shape; zeros when the file has none
   struct MatrixTypes {
     ElementType wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
   } types;  // how the matrices are stored (which kernels read them)
 
-  DeviceLayerWeights(vk::Device& device, const LlamaLayerWeights& w, int64_t heads);
+  DeviceLayerWeights(vk::Device& device, const LlamaLayerWeights& w, int64_t gates);
 };
 
 class DeviceWeights {

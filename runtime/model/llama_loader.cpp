@@ -3,7 +3,9 @@
 // then the tensors (shape and type per name), the Infini keys and the non-finite weight scan.
 #include "model/llama_loader.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <limits>
 #include <set>
@@ -36,9 +38,10 @@ class Loader {
   LlamaWeights load() {
     LlamaWeights w;
     read_config(w.config);
+    read_infini_keys(w.config);
     read_tensors(w);
     read_vocabulary(w.vocab, w.config.vocab);
-    read_infini(w);
+    finish_infini(w);
     report_unused();
     scan();
     return w;
@@ -76,8 +79,13 @@ class Loader {
     }
     const double v = f_.get_f64(k);
     if (!(v >= lo && v <= hi))
-      fail(key(k) + " is " + std::to_string(v) + " (must be " + std::to_string(lo) + " to " + std::to_string(hi) + ")");
+      fail(key(k) + " is " + shortest(v) + " (must be " + shortest(lo) + " to " + shortest(hi) + ")");
     return v;
+  }
+  static std::string shortest(double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return text;
   }
 
   // ---- hyperparameters ----
@@ -213,7 +221,9 @@ class Loader {
       if (l.q_norm.has_value() != l.k_norm.has_value())
         fail("layer " + std::to_string(i) + " has only one of attn_q_norm.weight and attn_k_norm.weight");
       if (f_.find_tensor(b + "attn_mem_gate")) {
-        l.mem_gate = tensor(b + "attn_mem_gate", {c.heads}, "(n_head)");
+        l.mem_gate = c.infini.gate_shape == GateShape::PerHeadValue ? tensor(b + "attn_mem_gate", {c.head_dim, c.heads}, "(head_dim, n_head)")
+                     : c.infini.gate_shape == GateShape::PerLayer   ? tensor(b + "attn_mem_gate", {1}, "(1: infini.gate_shape is layer)")
+                                                                    : tensor(b + "attn_mem_gate", {c.heads}, "(n_head)");
         if (l.mem_gate->type != ElementType::F32)
           fail("tensor '" + b + "attn_mem_gate' must be f32, got " + std::string(element_name(l.mem_gate->type)));
       }
@@ -293,30 +303,54 @@ class Loader {
 
   // ---- Infini-attention additions ----
 
-  void read_infini(LlamaWeights& w) {
-    LlamaConfig& c = w.config;
+  // One of a string key's values, or the fallback when the file has no such key.
+  template <class E>
+  E choice(std::string_view k, E fallback, std::initializer_list<std::pair<const char*, E>> values) {
+    if (!f_.has(k)) return fallback;
+    const std::string v = f_.get_string(k);
+    std::string expected;
+    for (const auto& [name, value] : values) {
+      if (v == name) return value;
+      expected += (expected.empty() ? "" : " or ") + std::string(name);
+    }
+    fail(key(k) + " is '" + printable(v, true, 64) + "' (expected " + expected + ")");
+  }
+
+  // The infini.* keys (docs/design.md §1.8). Any of them makes the file an Infini-attention model.
+  void read_infini_keys(LlamaConfig& c) {
+    static constexpr std::string_view kKeys[] = {
+        "infini.segment_length", "infini.memory_update", "infini.first_segment", "infini.memory_rope",
+        "infini.memory_head_map", "infini.gate_shape", "infini.gate_sense", "infini.memory_z_init",
+        "infini.memory_eps", "infini.memory_eps_mode"};
     InfiniOptions& o = c.infini;
-    o.rope = c.rope;
     for (const GgufKeyValue& kv : f_.metadata()) {
       if (!kv.key.starts_with("infini.")) continue;
-      if (kv.key == "infini.segment_length" || kv.key == "infini.memory_update" || kv.key == "infini.first_segment")
+      if (std::find(std::begin(kKeys), std::end(kKeys), kv.key) != std::end(kKeys))
         c.has_infini_keys = true;
       else
         warn("unknown key '" + printable(kv.key, true, 64) + "' ignored");
     }
     o.segment = integer("infini.segment_length", 1, kMaxSegment, o.segment);
-    if (f_.has("infini.memory_update")) {
-      const std::string u = f_.get_string("infini.memory_update");
-      if (u == "linear") o.update = UpdateRule::Linear;
-      else if (u == "delta") o.update = UpdateRule::Delta;
-      else fail(key("infini.memory_update") + " is '" + printable(u, true, 64) + "' (expected linear or delta)");
-    }
-    if (f_.has("infini.first_segment")) {
-      const std::string s = f_.get_string("infini.first_segment");
-      if (s == "mix") o.first_segment = FirstSegment::Mix;
-      else if (s == "local") o.first_segment = FirstSegment::Local;
-      else fail(key("infini.first_segment") + " is '" + printable(s, true, 64) + "' (expected mix or local)");
-    }
+    o.update = choice("infini.memory_update", o.update, {{"linear", UpdateRule::Linear}, {"delta", UpdateRule::Delta}});
+    o.first_segment =
+        choice("infini.first_segment", o.first_segment, {{"mix", FirstSegment::Mix}, {"local", FirstSegment::Local}});
+    o.memory_positions = choice("infini.memory_rope", o.memory_positions,
+                                {{"before", MemoryPositions::Unrotated}, {"after", MemoryPositions::Rotated}});
+    o.memory_head_map = choice("infini.memory_head_map", o.memory_head_map,
+                               {{"group", MemoryHeadMap::Grouped}, {"modulo", MemoryHeadMap::Modulo}});
+    o.gate_shape = choice("infini.gate_shape", o.gate_shape,
+                          {{"head", GateShape::PerHead}, {"head_value", GateShape::PerHeadValue}, {"layer", GateShape::PerLayer}});
+    o.gate_sign = choice("infini.gate_sense", o.gate_sign, {{"memory", GateSign::Memory}, {"local", GateSign::Local}});
+    o.memory_z_init = float(real("infini.memory_z_init", o.memory_z_init, false, 0.0, 1e30));
+    o.memory_eps = float(real("infini.memory_eps", o.memory_eps, false, 1e-30, 1.0));
+    o.memory_eps_mode = choice("infini.memory_eps_mode", o.memory_eps_mode, {{"clamp", EpsMode::Clamp}, {"add", EpsMode::Add}});
+  }
+
+  // The layer's RoPE (rope_freqs.weight included) and the gates, once the tensors are read.
+  void finish_infini(LlamaWeights& w) {
+    LlamaConfig& c = w.config;
+    InfiniOptions& o = c.infini;
+    o.rope = c.rope;
     o.memory = c.has_infini_keys;
     // Gates come for every layer or for none.
     std::size_t gated = 0;

@@ -12,7 +12,7 @@
 //   blk.N.attn_k        {n_embd, n_head_kv * head_dim}   that RoPE uses the interleaved layout
 //   blk.N.attn_v        {n_embd, n_head_kv * head_dim}
 //   blk.N.attn_output   {n_head * head_dim, n_embd}
-//   blk.N.attn_mem_gate {n_head}  f32 beta logits (Infini-attention; optional)
+//   blk.N.attn_mem_gate {n_head}  f32 beta logits (Infini-attention; optional; {head_dim, n_head} or {1} by infini.gate_shape)
 //   blk.N.ffn_norm      {n_embd}
 //   blk.N.ffn_gate      {n_embd, n_ff}
 //   blk.N.ffn_up        {n_embd, n_ff}
@@ -53,18 +53,24 @@ struct LlamaConfig {
   // llama.rope.freq_base, llama.rope.dimension_count, llama.rope.scaling.*; layout is interleaved
   // (llama.cpp NORM mode) for the llama architecture.
   rope::RopeConfig rope;
-  // infini.segment_length, infini.memory_update, infini.first_segment. has_infini_keys is false for
+  // infini.* (segment_length, memory_update, first_segment and the memory's conventions,
+  // docs/design.md §1.8). has_infini_keys is false for
   // a plain Llama file: it then runs with memory off unless the user turns it on.
   bool has_infini_keys = false;
   InfiniOptions infini;
 };
+
+// The shape of every attention layer of the model (value dim = head dim).
+inline AttentionShape attention_shape(const LlamaConfig& c) {
+  return {int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
+}
 
 struct LlamaLayerWeights {
   TensorView attn_norm, wq, wk, wv, wo;
   std::optional<TensorView> bq, bk, bv;  // blk.N.attn_{q,k,v}.bias, f32 (qwen2; optional)
   // blk.N.attn_{q,k}_norm.weight, f32 [head_dim]: RMSNorm of each head of Q and K before RoPE (qwen3)
   std::optional<TensorView> q_norm, k_norm;
-  std::optional<TensorView> mem_gate;  // blk.N.attn_mem_gate, f32 [n_head]
+  std::optional<TensorView> mem_gate;  // blk.N.attn_mem_gate, f32 [n_head] (or as infini.gate_shape says)
   TensorView ffn_norm, ffn_gate, ffn_up, ffn_down;
 };
 

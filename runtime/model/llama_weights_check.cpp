@@ -43,7 +43,10 @@ void check_llama_weights(const LlamaWeights& w) {
     check_tensor(l.wk, {c.embd, kv_dim});
     check_tensor(l.wv, {c.embd, kv_dim});
     check_tensor(l.wo, {q_dim, c.embd});
-    if (l.mem_gate) check_tensor(*l.mem_gate, {c.heads});
+    if (l.mem_gate)
+      check_tensor(*l.mem_gate, c.infini.gate_shape == GateShape::PerHeadValue ? std::vector<int64_t>{c.head_dim, c.heads}
+                                : c.infini.gate_shape == GateShape::PerLayer   ? std::vector<int64_t>{1}
+                                                                               : std::vector<int64_t>{c.heads});
     check_tensor(l.ffn_norm, {c.embd});
     check_tensor(l.ffn_gate, {c.embd, c.ffn});
     check_tensor(l.ffn_up, {c.embd, c.ffn});

@@ -25,11 +25,14 @@ struct DecodePush {
   uint32_t q_rows, heads_q, heads_kv, head_dim, value_dim, splits, keys_per_split;
   float scale;
   uint32_t rotary_dim, interleaved, q_token0, k_token0, v_token0;  // the fresh variants
-  uint32_t gate_local;                                             // the merging ones with the gate
+  uint32_t memory_flags;                                           // the merging ones with the gate:
+  float memory_eps;                                                // ops/memory_kernels.hpp's MemoryConventions
 };
 struct DecodeMergePush {
   uint32_t heads_q, value_dim, splits;
-  uint32_t heads_kv, head_dim, x_token0, gate_local;  // the gate variants' memory read
+  uint32_t heads_kv, head_dim, x_token0;  // the gate variants' memory read
+  uint32_t memory_flags;
+  float memory_eps;
 };
 struct AppendPush {
   uint32_t rows, row_values, src_row0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,8 +38,26 @@ void check_shape(const AttentionShape& s, const InfiniOptions& o, size_t beta_si
     fail("a sliding context of " + std::to_string(o.segment) + " tokens keeps 0.." + std::to_string(o.segment - 1) +
          " sinks, got " + std::to_string(o.sinks));
   if (o.sliding && o.segment > kMaxSegment / 2) fail("a sliding context must be at most " + std::to_string(kMaxSegment / 2));
-  if (beta_size != size_t(s.heads_q))
-    fail("beta has " + std::to_string(beta_size) + " values, expected Hq = " + std::to_string(s.heads_q));
+  const int64_t gates = gate_values(s, o.gate_shape);
+  if (beta_size != size_t(gates))
+    fail("beta has " + std::to_string(beta_size) + " values, expected " + std::to_string(gates) +
+         (o.gate_shape == GateShape::PerHead        ? " (Hq)"
+          : o.gate_shape == GateShape::PerHeadValue ? " (Hq x Dv)"
+                                                    : " (one for the layer)"));
+  if (!(o.memory_eps > 0.0f) || !std::isfinite(o.memory_eps))
+    fail("memory eps must be a positive finite number, got " + std::to_string(o.memory_eps));
+  if (!(o.memory_z_init >= 0.0f) || !std::isfinite(o.memory_z_init))
+    fail("memory z init must be a finite number >= 0, got " + std::to_string(o.memory_z_init));
+}
+
+// The gate logits as every kernel reads them: [Hq][Dv], whatever the options' gate shape.
+std::vector<float> gate_per_column(std::span<const float> beta, const AttentionShape& s, GateShape shape) {
+  const size_t hq = size_t(s.heads_q), dv = size_t(s.value_dim);
+  std::vector<float> out(hq * dv);
+  for (size_t h = 0; h < hq; ++h)
+    for (size_t e = 0; e < dv; ++e)
+      out[h * dv + e] = shape == GateShape::PerHeadValue ? beta[h * dv + e] : shape == GateShape::PerLayer ? beta[0] : beta[h];
+  return out;
 }
 
 vk::BufferRange whole(const vk::Buffer& b) { return vk::BufferRange::whole(b); }
@@ -90,7 +109,7 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
       freqs_(rope::rope_frequencies(options.rope, shape.head_dim, options.segment)),
       rotary_dim_(static_cast<uint32_t>(freqs_.rotary_dim)),
       rope_table_(make_rope_table(device, freqs_, rows_)),
-      beta_(device, at_least_a_word(beta.size_bytes()), vk::MemoryUse::DeviceLocal, "gate beta"),
+      beta_(device, elements(shape.heads_q, shape.value_dim, 1) * 4, vk::MemoryUse::DeviceLocal, "gate beta"),
       m_(device, elements(shape.heads_kv, shape.head_dim, shape.value_dim) * 4, vk::MemoryUse::DeviceLocal, "memory M"),
       z_(device, elements(shape.heads_kv, shape.head_dim, 1) * 4, vk::MemoryUse::DeviceLocal, "memory z"),
       cache_k_(device, at_least_a_word(elements(rows_, shape.heads_kv, shape.head_dim) * scalar_bytes(input)),
@@ -108,7 +127,10 @@ InfiniAttentionLayer::InfiniAttentionLayer(vk::Device& device, const AttentionSh
           "rotated Q for the sinks"),
       position_(device, 4, vk::MemoryUse::DeviceLocal, "open tokens"),
       sinks_position_(device, 4, vk::MemoryUse::DeviceLocal, "sinks") {
-  vk::upload(beta_, std::span<const float>(beta));
+  if (options.memory_positions == MemoryPositions::Rotated && input == ElementType::F16)
+    throw Error("infini attention: a memory of rotated q and k (memory_positions rotated) needs f32 inputs");
+  const std::vector<float> beta_columns = gate_per_column(beta, shape, options.gate_shape);
+  vk::upload(beta_, std::span<const float>(beta_columns));
   const uint32_t sinks = options.sliding ? uint32_t(options.sinks) : 0u;
   vk::upload(sinks_position_, std::span<const uint32_t>(&sinks, 1));
   // The window rule's specialization constants (common/sliding_window.glsl): 0, 0 for segments.
@@ -195,7 +217,9 @@ MemoryKernel InfiniAttentionLayer::memory_kernel() const noexcept { return memor
 
 void InfiniAttentionLayer::record_reset(vk::CommandStream& stream) {
   stream.fill(vk::BufferRange::whole(m_), 0);
-  stream.fill(vk::BufferRange::whole(z_), 0);
+  uint32_t z_bits = 0;
+  std::memcpy(&z_bits, &options_.memory_z_init, 4);
+  stream.fill(vk::BufferRange::whole(z_), z_bits);
   if (arrivals_) stream.fill(vk::BufferRange::whole(*arrivals_), 0);  // each merging pass leaves it 0 too
   open_ = 0;
   segments_written_ = 0;
@@ -298,7 +322,11 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
 
   const uint32_t interleaved = options_.rope.layout == rope::RopeLayout::Interleaved ? 1u : 0u;
   const bool decode = tokens <= kSplitMaxRows;
-  // Decode on GPUs does 1.-3. in the attention's own pass (attention_decode.comp's fused variants).
+  // The memory reads Q as it comes, or the rotated Q of step 1.
+  const bool rotated = options_.memory && options_.memory_positions == MemoryPositions::Rotated;
+  const TokenRows memory_q = rotated ? TokenRows{&qr_, 0} : q;
+  // Decode on GPUs does 1.-3. in the attention's own pass (attention_decode.comp's fused variants),
+  // which reads the memory with the raw Q.
   const bool fresh = decode && fuses_decode_steps();
 
   // 1. RoPE: Q into scratch, K appended to the segment's rotated-K cache.
@@ -342,10 +370,11 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
   const float scale = float(1.0 / std::sqrt(double(d)));
   const bool first = segments_written_ == 0;
   const bool gate = options_.memory && !(first && options_.first_segment == FirstSegment::Local);
-  const uint32_t gate_local = options_.gate_sign == GateSign::Local ? 1u : 0u;
+  const MemoryConventions conventions = memory_conventions(options_);
   if (decode && attention_decode_) {
     const DecodePush push{tokens, hq, hkv, d, dv, decode_splits_, decode_keys_per_split_,
-                          scale, rotary_dim_, interleaved, q.token0, k.token0, v.token0, gate_local};
+                          scale, rotary_dim_, interleaved, q.token0, k.token0, v.token0, conventions.flags,
+                          conventions.eps};
     if (fresh) {
       // RoPE, the append, the attention and the merge (with the memory's read and gate) in one pass.
       std::vector<vk::Binding> bindings = {{whole(*q.buffer), vk::Access::Read},
@@ -371,12 +400,12 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
                        {whole(pos), vk::Access::Read}, {whole(sink_queries), vk::Access::Read}},
                       push, {decode_splits_, hq, tokens});
       // The merge does the memory's read and gate in its pass (no launch or barrier of their own).
-      const DecodeMergePush merge{hq, dv, decode_splits_, hkv, d, q.token0, gate_local};
+      const DecodeMergePush merge{hq, dv, decode_splits_, hkv, d, memory_q.token0, conventions.flags, conventions.eps};
       if (gate)
         stream.dispatch(*attention_merge_gate_,
                         {{whole(*decode_parts_), vk::Access::Read},
                          {whole(out), vk::Access::Write},
-                         {whole(*q.buffer), vk::Access::Read},
+                         {whole(*memory_q.buffer), vk::Access::Read},
                          {whole(m_), vk::Access::Read},
                          {whole(z_), vk::Access::Read},
                          {whole(beta_), vk::Access::Read}},
@@ -393,7 +422,8 @@ void InfiniAttentionLayer::record(vk::CommandStream& stream, TokenRows q, TokenR
                                                {whole(pos), vk::Access::Read},       {whole(sink_queries), vk::Access::Read}};
     stream.dispatch(split ? *attention_split_ : *attention_, bindings, &attn, sizeof(attn),
                     {split ? tokens : ceil_div(tokens, attention_rows_), hq, 1});
-    if (gate) memory_->record_gate(stream, *q.buffer, q.token0, m_, z_, beta_, out, tokens, gate_local != 0);
+    if (gate)
+      memory_->record_gate(stream, *memory_q.buffer, memory_q.token0, m_, z_, beta_, out, tokens, conventions);
   }
 
   open_ += tokens;
@@ -411,9 +441,11 @@ void InfiniAttentionLayer::record_finish(vk::CommandStream& stream) {
 void InfiniAttentionLayer::record_memory_write(vk::CommandStream& stream, uint32_t tokens) {
   if (options_.memory) {
     const bool delta = options_.update == UpdateRule::Delta;
+    // The keys as they come, or as rotated for the segment's attention.
+    const vk::Buffer& keys = options_.memory_positions == MemoryPositions::Rotated ? cache_kr_ : cache_k_;
     // Retrieval with the old M, z: recorded before the update, which the stream orders after it.
-    if (delta) memory_->record_delta(stream, cache_k_, cache_v_, m_, z_, w_, tokens);
-    memory_->record_update(stream, cache_k_, delta ? w_ : cache_v_, m_, z_, tokens);
+    if (delta) memory_->record_delta(stream, keys, cache_v_, m_, z_, w_, tokens, memory_conventions(options_));
+    memory_->record_update(stream, keys, delta ? w_ : cache_v_, m_, z_, tokens);
   }
   open_ = 0;
   ++segments_written_;

@@ -104,7 +104,11 @@ class InfiniAttentionLayer {
   // keys, inside the attention's pass (the tiled family, which GPUs decode with; f16 inputs need
   // rows of K and V that fill whole words), saving two launches and barriers per piece. On by
   // default; off keeps them separate steps, to measure what that saves. The results are the same.
-  bool fuses_decode_steps() const noexcept { return attention_decode_merged_ && fuse_decode_steps_; }
+  // A memory of rotated q/k (MemoryPositions::Rotated) keeps them apart: the fused pass reads raw Q.
+  bool fuses_decode_steps() const noexcept {
+    return attention_decode_merged_ && fuse_decode_steps_ &&
+           !(options_.memory && options_.memory_positions == MemoryPositions::Rotated);
+  }
   void fuse_decode_steps(bool on) noexcept { fuse_decode_steps_ = on; }
   // Zeroes M and z and empties the open segment.
   void record_reset(vk::CommandStream& stream);

@@ -38,7 +38,8 @@ namespace {
 
 // Push constants, laid out exactly as the shaders declare them.
 struct ReadPush {
-  uint32_t tokens, heads, heads_kv, head_dim, value_dim, x_token0, gate_local;
+  uint32_t tokens, heads, heads_kv, head_dim, value_dim, x_token0, memory_flags;
+  float memory_eps;
 };
 struct UpdatePush {
   uint32_t tokens, heads_kv, head_dim, value_dim;
@@ -67,6 +68,17 @@ const char* memory_kernel_name(MemoryKernel kernel) {
     case MemoryKernel::MatrixEmulated: return "coopmat-emulated";
   }
   return "?";
+}
+
+MemoryConventions memory_conventions(const InfiniOptions& o) {
+  // The bits of shaders/common/activations.glsl.
+  constexpr uint32_t kGateLocal = 1, kHeadModulo = 2, kEpsAdd = 4;
+  MemoryConventions c;
+  if (o.gate_sign == GateSign::Local) c.flags |= kGateLocal;
+  if (o.memory_head_map == MemoryHeadMap::Modulo) c.flags |= kHeadModulo;
+  if (o.memory_eps_mode == EpsMode::Add) c.flags |= kEpsAdd;
+  c.eps = o.memory_eps;
+  return c;
 }
 
 std::string matrix_memory_misfit(const AttentionShape& s, const vk::Capabilities& caps) {
@@ -161,10 +173,10 @@ std::array<uint32_t, 3> MemoryKernels::read_grid(const Read& reads, uint32_t tok
 
 void MemoryKernels::record_gate(vk::CommandStream& stream, const vk::Buffer& q, uint32_t q_token0, const vk::Buffer& m,
                                 const vk::Buffer& z, const vk::Buffer& beta, const vk::Buffer& out, uint32_t tokens,
-                                bool gate_local) const {
+                                MemoryConventions c) const {
   const AttentionShape& s = shape_;
   const ReadPush push{tokens, uint32_t(s.heads_q), uint32_t(s.heads_kv), uint32_t(s.head_dim), uint32_t(s.value_dim),
-                      q_token0, gate_local ? 1u : 0u};
+                      q_token0, c.flags, c.eps};
   const Read& reads = reads_for(tokens);
   stream.dispatch(*reads.gate,
                   {{whole(q), vk::Access::Read}, {whole(m), vk::Access::Read}, {whole(z), vk::Access::Read},
@@ -173,10 +185,11 @@ void MemoryKernels::record_gate(vk::CommandStream& stream, const vk::Buffer& q, 
 }
 
 void MemoryKernels::record_delta(vk::CommandStream& stream, const vk::Buffer& k, const vk::Buffer& v,
-                                 const vk::Buffer& m, const vk::Buffer& z, const vk::Buffer& w, uint32_t tokens) const {
+                                 const vk::Buffer& m, const vk::Buffer& z, const vk::Buffer& w, uint32_t tokens,
+                                 MemoryConventions c) const {
   const AttentionShape& s = shape_;
   const uint32_t hkv = uint32_t(s.heads_kv);
-  const ReadPush push{tokens, hkv, hkv, uint32_t(s.head_dim), uint32_t(s.value_dim), 0, 0};
+  const ReadPush push{tokens, hkv, hkv, uint32_t(s.head_dim), uint32_t(s.value_dim), 0, c.flags, c.eps};
   const Read& reads = reads_for(tokens);
   stream.dispatch(*reads.delta,
                   {{whole(k), vk::Access::Read}, {whole(m), vk::Access::Read}, {whole(z), vk::Access::Read},

@@ -32,6 +32,14 @@ namespace infini::ops {
 enum class MemoryKernel { Tiled, Rows, Matrix, MatrixEmulated };
 const char* memory_kernel_name(MemoryKernel kernel);  // "tiled", "rows", "coopmat", "coopmat-emulated"
 
+// The memory's conventions (docs/design.md §1.8) as the read kernels' push constants take them:
+// the bits of shaders/common/activations.glsl (kGateLocal, kHeadModulo, kEpsAdd) and eps.
+struct MemoryConventions {
+  uint32_t flags = 0;
+  float eps = kMemoryEps;
+};
+MemoryConventions memory_conventions(const InfiniOptions& options);
+
 // Why the matrix memory kernels cannot take this shape on this device; empty when they can.
 std::string matrix_memory_misfit(const AttentionShape& shape, const vk::Capabilities& caps);
 
@@ -43,13 +51,13 @@ class MemoryKernels {
                 uint32_t lanes = 0);
 
   // A [tokens][Hq][Dv] in `out` (holding A_dot) = g A_mem + (1 - g) A_dot, A_mem read for Q rows
-  // q_token0.. ; `gate_local` swaps g and 1 - g.
+  // q_token0.., g from beta [Hq][Dv], under the conventions `c`.
   void record_gate(vk::CommandStream& stream, const vk::Buffer& q, uint32_t q_token0, const vk::Buffer& m,
                    const vk::Buffer& z, const vk::Buffer& beta, const vk::Buffer& out, uint32_t tokens,
-                   bool gate_local) const;
-  // W [tokens][Hkv][Dv] f32 = V - A_mem, A_mem read for K rows 0..tokens-1.
+                   MemoryConventions c) const;
+  // W [tokens][Hkv][Dv] f32 = V - A_mem, A_mem read for K rows 0..tokens-1 (c's eps rule).
   void record_delta(vk::CommandStream& stream, const vk::Buffer& k, const vk::Buffer& v, const vk::Buffer& m,
-                    const vk::Buffer& z, const vk::Buffer& w, uint32_t tokens) const;
+                    const vk::Buffer& z, const vk::Buffer& w, uint32_t tokens, MemoryConventions c) const;
   // M += sigma(K)^T W and z += sum sigma(K) over K rows 0..tokens-1; W is f32 (the delta
   // residual) under the delta rule, else V in the input type.
   void record_update(vk::CommandStream& stream, const vk::Buffer& k, const vk::Buffer& w, const vk::Buffer& m,

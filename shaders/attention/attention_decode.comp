@@ -53,7 +53,8 @@ layout(push_constant) uniform Params {
   float scale;
   uint rotary_dim, interleaved;      // FRESH: RoPE
   uint q_token0, k_token0, v_token0; // FRESH: the piece's first row in Q, K and V
-  uint gate_local;                   // MERGE with GATE: 1 when g weights A_dot instead of A_mem
+  uint memory_flags;                 // MERGE with GATE: common/activations.glsl's kGateLocal, ...
+  float memory_eps;                  // MERGE with GATE
 } p;
 
 #ifndef FRESH
@@ -103,7 +104,7 @@ layout(std430, binding = 10) coherent buffer Arrivals { uint arrivals[]; };  // 
 #ifdef GATE
 layout(std430, binding = 11) readonly buffer MBuffer { float mem[]; };  // [Hkv][D][Dv]
 layout(std430, binding = 12) readonly buffer ZBuffer { float z[]; };    // [Hkv][D]
-layout(std430, binding = 13) readonly buffer Beta { float beta[]; };    // [Hq]
+layout(std430, binding = 13) readonly buffer Beta { float beta[]; };    // [Hq][Dv]
 const uint kMaxHeadDim = 256;
 shared float sigma_q[kMaxHeadDim];
 float merge_query(uint i) { return load_Q(i); }
@@ -251,7 +252,7 @@ void main() {
   barrier();
   if (merges == 0u) return;
   memoryBarrierBuffer();
-  const MergeShape shape = {p.heads_q, p.heads_kv, p.head_dim, p.value_dim, p.splits, p.q_token0, p.gate_local};
+  const MergeShape shape = {p.heads_q, p.heads_kv, p.head_dim, p.value_dim, p.splits, p.q_token0, p.memory_flags, p.memory_eps};
   merge_partials(h, row, lane, KEYS, shape);
   if (lane == 0u) arrivals[slot] = 0u;
 #endif

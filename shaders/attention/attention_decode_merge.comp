@@ -15,7 +15,8 @@ layout(push_constant) uniform Params {
   uint heads_q, value_dim, splits;
   uint heads_kv, head_dim;  // GATE
   uint x_token0;            // GATE: the first query row's token in X
-  uint gate_local;          // GATE: 1 when g weights A_dot instead of A_mem
+  uint memory_flags;        // GATE: common/activations.glsl's kGateLocal, kHeadModulo, kEpsAdd
+  float memory_eps;         // GATE
 } p;
 
 layout(std430, binding = 0) readonly buffer Parts { float parts[]; };
@@ -28,7 +29,7 @@ DECLARE_F32_INPUT(2, X)
 #endif
 layout(std430, binding = 3) readonly buffer MBuffer { float mem[]; };  // [Hkv][D][Dv]
 layout(std430, binding = 4) readonly buffer ZBuffer { float z[]; };    // [Hkv][D]
-layout(std430, binding = 5) readonly buffer Beta { float beta[]; };    // [Hq]
+layout(std430, binding = 5) readonly buffer Beta { float beta[]; };    // [Hq][Dv]
 const uint kMaxHeadDim = 256;
 shared float sigma_q[kMaxHeadDim];
 float merge_query(uint i) { return load_X(i); }
@@ -36,6 +37,6 @@ float merge_query(uint i) { return load_X(i); }
 #include "../common/decode_merge.glsl"
 
 void main() {
-  const MergeShape shape = {p.heads_q, p.heads_kv, p.head_dim, p.value_dim, p.splits, p.x_token0, p.gate_local};
+  const MergeShape shape = {p.heads_q, p.heads_kv, p.head_dim, p.value_dim, p.splits, p.x_token0, p.memory_flags, p.memory_eps};
   merge_partials(gl_WorkGroupID.y, gl_WorkGroupID.z, gl_LocalInvocationID.x, gl_WorkGroupSize.x, shape);
 }

@@ -4,20 +4,21 @@
 // For one (row, head), with M the largest partial max: A_dot = sum_s exp(m_s - M) o_s /
 // sum_s exp(m_s - M) l_s. Empty partials (l = 0, m = kSoftmaxInit) weigh nothing. With GATE, the
 // compressive memory's read and gate in the same pass (memory_read.comp's GATE, the same
-// formulas): s = sigma(q) of the head's raw query row, A_mem = s Mem / max(s . z, eps), and the
-// output is g A_mem + (1 - g) A_dot, g = sigmoid(beta[h]) (1 - g when gate_local).
+// formulas): s = sigma(q) of the head's query row, A_mem = s Mem / max(s . z, eps) (or s . z + eps),
+// and the output is g A_mem + (1 - g) A_dot, g = sigmoid(beta[h][column]) (1 - g with kGateLocal).
 //
 // The kernel declares parts[] ([row][head][split][2 + Dv]: m, l, output), out_data[] (f32
 // [row][Hq][Dv]) and, with GATE, merge_query(i) (element i of the raw Q rows), mem[] ([Hkv][D][Dv]),
-// z[] ([Hkv][D]), beta[] ([Hq]) and the shared sigma_q[kMaxHeadDim]. Every invocation of the
+// z[] ([Hkv][D]), beta[] ([Hq][Dv]) and the shared sigma_q[kMaxHeadDim]. Every invocation of the
 // workgroup must call it (a barrier inside, with GATE).
 #ifndef INFINI_DECODE_MERGE_GLSL
 #define INFINI_DECODE_MERGE_GLSL
 
 struct MergeShape {
   uint heads_q, heads_kv, head_dim, value_dim, splits;
-  uint x_token0;    // GATE: the first query row's token in Q
-  uint gate_local;  // GATE: 1 when g weights A_dot instead of A_mem
+  uint x_token0;      // GATE: the first query row's token in Q
+  uint memory_flags;  // GATE: common/activations.glsl's kGateLocal, kHeadModulo, kEpsAdd
+  float memory_eps;   // GATE
 };
 
 void merge_partials(uint h, uint row, uint lane, uint lanes, MergeShape m) {
@@ -28,14 +29,13 @@ void merge_partials(uint h, uint row, uint lane, uint lanes, MergeShape m) {
   float l = 0.0;
   for (uint s = 0; s < m.splits; ++s) l += exp(parts[first + s * stride] - big) * parts[first + s * stride + 1];
 #ifdef GATE
-  const uint kvh = h / (m.heads_q / m.heads_kv);
+  const uint kvh = memory_kv_head(h, m.heads_q, m.heads_kv, m.memory_flags);
   const uint x0 = ((m.x_token0 + row) * m.heads_q + h) * m.head_dim;
   for (uint d = lane; d < m.head_dim; d += lanes) sigma_q[d] = elu_plus_one(merge_query(x0 + d));
   barrier();
   float den = 0.0;  // every lane sums it: D products, a small part of each lane's D x columns
   for (uint d = 0; d < m.head_dim; ++d) den += sigma_q[d] * z[kvh * m.head_dim + d];
-  float g = sigmoid(beta[h]);
-  if (m.gate_local != 0u) g = 1.0 - g;
+  const float inv_den = 1.0 / memory_denominator(den, m.memory_eps, m.memory_flags);
 #endif
   for (uint c = lane; c < m.value_dim; c += lanes) {
     float o = 0.0;
@@ -44,7 +44,8 @@ void merge_partials(uint h, uint row, uint lane, uint lanes, MergeShape m) {
 #ifdef GATE
     float num = 0.0;
     for (uint d = 0; d < m.head_dim; ++d) num += sigma_q[d] * mem[(kvh * m.head_dim + d) * m.value_dim + c];
-    a = g * (num / max(den, kMemoryEps)) + (1.0 - g) * a;
+    const float g = memory_weight(beta[h * m.value_dim + c], m.memory_flags);
+    a = g * (num * inv_den) + (1.0 - g) * a;
 #endif
     out_data[(row * m.heads_q + h) * m.value_dim + c] = a;
   }

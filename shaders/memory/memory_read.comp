@@ -1,8 +1,8 @@
 #version 450
 // Reads the compressive memory: A_mem = sigma(X) M / max(sigma(X) z, eps) for every token and
 // head of X, with M, z the state from before this segment.
-//   GATE  (X = Q, per query head, KV head h / (Hq/Hkv)): out = g A_mem + (1 - g) out, where out
-//         holds A_dot and g = sigmoid(beta[h]) (or 1 - that with the opposite gate sign).
+//   GATE  (X = Q, per query head, its memory's KV head by memory_flags): out = g A_mem + (1 - g) out,
+//         where out holds A_dot and g = sigmoid(beta[h][column]) (or 1 - that with kGateLocal).
 //   DELTA (X = K, per KV head): W = V - A_mem, the part of V the memory does not yet hold.
 // A workgroup takes TT tokens of one head; sigma(X) rows sit in shared memory and each
 // invocation walks one value column of M for all TT tokens.
@@ -20,8 +20,9 @@ const uint MAX_HEAD_DIM = 256;
 
 layout(push_constant) uniform Params {
   uint tokens, heads, heads_kv, head_dim, value_dim;
-  uint x_token0;    // first token of X (and V) read
-  uint gate_local;  // GATE: 1 when g weights A_dot instead of A_mem
+  uint x_token0;      // first token of X (and V) read
+  uint memory_flags;  // common/activations.glsl: kGateLocal, kHeadModulo, kEpsAdd
+  float memory_eps;
 } p;
 
 #ifdef X_F16
@@ -32,7 +33,7 @@ DECLARE_F32_INPUT(0, X)
 layout(std430, binding = 1) readonly buffer MBuffer { float M[]; };  // [Hkv][D][Dv]
 layout(std430, binding = 2) readonly buffer ZBuffer { float z[]; };  // [Hkv][D]
 #ifdef GATE
-layout(std430, binding = 3) readonly buffer Beta { float beta[]; };  // [Hq]
+layout(std430, binding = 3) readonly buffer Beta { float beta[]; };  // [Hq][Dv]
 layout(std430, binding = 4) buffer Out { float out_data[]; };        // [tokens][Hq][Dv], holds A_dot
 #else
 #ifdef X_F16
@@ -51,7 +52,7 @@ void main() {
   const uint t0 = gl_WorkGroupID.x * TT;
   const uint h = gl_WorkGroupID.y;
 #ifdef GATE
-  const uint kvh = h / (p.heads / p.heads_kv);
+  const uint kvh = memory_kv_head(h, p.heads, p.heads_kv, p.memory_flags);
 #else
   const uint kvh = h;
 #endif
@@ -64,7 +65,7 @@ void main() {
   if (tid < TT) {
     float den = 0.0;
     for (uint d = 0; d < p.head_dim; ++d) den += sx[tid * MAX_HEAD_DIM + d] * z[kvh * p.head_dim + d];
-    inv_den[tid] = 1.0 / max(den, kMemoryEps);
+    inv_den[tid] = 1.0 / memory_denominator(den, p.memory_eps, p.memory_flags);
   }
   barrier();
 
@@ -80,8 +81,7 @@ void main() {
       if (tok >= p.tokens) break;
       const float a_mem = num[tt] * inv_den[tt];
 #ifdef GATE
-      float g = sigmoid(beta[h]);
-      if (p.gate_local != 0u) g = 1.0 - g;
+      const float g = memory_weight(beta[h * p.value_dim + dv], p.memory_flags);
       const uint i = (tok * p.heads + h) * p.value_dim + dv;
       out_data[i] = g * a_mem + (1.0 - g) * out_data[i];
 #else

@@ -59,8 +59,9 @@ const uint LDA = DVC + 4u;    // f32 product staging: a multiple of 4
 
 layout(push_constant) uniform Params {
   uint tokens, heads, heads_kv, head_dim, value_dim;
-  uint x_token0;    // first token of X (and V) read
-  uint gate_local;  // GATE: 1 when g weights A_dot instead of A_mem
+  uint x_token0;      // first token of X (and V) read
+  uint memory_flags;  // common/activations.glsl: kGateLocal, kHeadModulo, kEpsAdd
+  float memory_eps;
 } p;
 
 #ifdef X_F16
@@ -71,7 +72,7 @@ DECLARE_F32_INPUT(0, X)
 layout(std430, binding = 1) readonly buffer MBuffer { float M[]; };  // [Hkv][D][Dv]
 layout(std430, binding = 2) readonly buffer ZBuffer { float z[]; };  // [Hkv][D]
 #ifdef GATE
-layout(std430, binding = 3) readonly buffer Beta { float beta[]; };  // [Hq]
+layout(std430, binding = 3) readonly buffer Beta { float beta[]; };  // [Hq][Dv]
 layout(std430, binding = 4) buffer Out { float out_data[]; };        // [tokens][Hq][Dv], holds A_dot
 #else
 #ifdef X_F16
@@ -94,7 +95,7 @@ void main() {
   const uint t0 = gl_WorkGroupID.x * BR;
   const uint h = gl_WorkGroupID.y;
 #ifdef GATE
-  const uint kvh = h / (p.heads / p.heads_kv);
+  const uint kvh = memory_kv_head(h, p.heads, p.heads_kv, p.memory_flags);
 #else
   const uint kvh = h;
 #endif
@@ -113,15 +114,11 @@ void main() {
     float pv = 0.0;
     if (t < p.tokens)
       pv = elu_plus_one(load_X(((p.x_token0 + t) * p.heads + h) * D + d)) * z[kvh * D + d] /
-           max(den_part[rr] + den_part[BR + rr], kMemoryEps);
+           memory_denominator(den_part[rr] + den_part[BR + rr], p.memory_eps, p.memory_flags);
     p_tile[rr * LDP + d] = float16_t(pv);
   }
   barrier();
 
-#ifdef GATE
-  float g = sigmoid(beta[h]);
-  if (p.gate_local != 0u) g = 1.0 - g;
-#endif
   for (uint c0 = 0u; c0 < DV; c0 += DVC) {
     for (uint e = tid; e < D * DVC; e += WG) {
       const uint d = e / DVC, c = e % DVC;
@@ -150,6 +147,7 @@ void main() {
         const float a_mem = a_tile[r * LDA + half_ * HALF + c];
 #ifdef GATE
         const uint i = (tok * p.heads + h) * DV + col;
+        const float g = memory_weight(beta[h * DV + col], p.memory_flags);
         out_data[i] = g * a_mem + (1.0 - g) * out_data[i];
 #else
         w_data[(tok * p.heads + h) * DV + col] = load_V(((p.x_token0 + tok) * p.heads + h) * DV + col) - a_mem;

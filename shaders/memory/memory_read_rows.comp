@@ -4,7 +4,7 @@
 // head and four value columns: it recomputes sigma(x) and the denominator itself (D extra
 // products, cheap next to the D x 4 of the numerator), and the M and z it loads are the same for
 // every lane of the workgroup.
-//   GATE  (X = Q): out = g A_mem + (1 - g) out, out holding A_dot, g = sigmoid(beta[h]) (or 1 - g);
+//   GATE  (X = Q): out = g A_mem + (1 - g) out, out holding A_dot, g = sigmoid(beta[h][column]) (or 1 - g);
 //   DELTA (X = K): W = V - A_mem.
 //! variant gate_f32 -DGATE
 //! variant gate_f16 -DGATE -DX_F16
@@ -16,8 +16,9 @@
 layout(local_size_x_id = 0) in;  // lanes: tokens
 layout(push_constant) uniform Params {
   uint tokens, heads, heads_kv, head_dim, value_dim;
-  uint x_token0;    // first token of X (and V) read
-  uint gate_local;  // GATE: 1 when g weights A_dot instead of A_mem
+  uint x_token0;      // first token of X (and V) read
+  uint memory_flags;  // common/activations.glsl: kGateLocal, kHeadModulo, kEpsAdd
+  float memory_eps;
 } p;
 #ifdef X_F16
 DECLARE_F16_INPUT(0, X)
@@ -27,7 +28,7 @@ DECLARE_F32_INPUT(0, X)
 layout(std430, binding = 1) readonly buffer MBuffer { vec4 M4[]; };  // [Hkv][D][Dv / 4]
 layout(std430, binding = 2) readonly buffer ZBuffer { float z[]; };  // [Hkv][D]
 #ifdef GATE
-layout(std430, binding = 3) readonly buffer Beta { float beta[]; };  // [Hq]
+layout(std430, binding = 3) readonly buffer Beta { vec4 beta4[]; };  // [Hq][Dv / 4]
 layout(std430, binding = 4) buffer Out { vec4 out4[]; };             // [tokens][Hq][Dv / 4], holds A_dot
 #else
 #ifdef X_F16
@@ -43,7 +44,7 @@ void main() {
   const uint c = gl_WorkGroupID.z;  // value columns 4c .. 4c+3
   if (tok >= p.tokens) return;
 #ifdef GATE
-  const uint kvh = h / (p.heads / p.heads_kv);
+  const uint kvh = memory_kv_head(h, p.heads, p.heads_kv, p.memory_flags);
 #else
   const uint kvh = h;
 #endif
@@ -56,10 +57,11 @@ void main() {
     den += s * z[kvh * p.head_dim + d];
     num += s * M4[(kvh * p.head_dim + d) * dv4 + c];
   }
-  const vec4 a_mem = num / max(den, kMemoryEps);
+  const vec4 a_mem = num / memory_denominator(den, p.memory_eps, p.memory_flags);
 #ifdef GATE
-  float g = sigmoid(beta[h]);
-  if (p.gate_local != 0u) g = 1.0 - g;
+  const vec4 b = beta4[h * dv4 + c];
+  const vec4 g = vec4(memory_weight(b.x, p.memory_flags), memory_weight(b.y, p.memory_flags),
+                      memory_weight(b.z, p.memory_flags), memory_weight(b.w, p.memory_flags));
   const uint i = (tok * p.heads + h) * dv4 + c;
   out4[i] = g * a_mem + (1.0 - g) * out4[i];
 #else

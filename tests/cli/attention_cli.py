@@ -49,6 +49,35 @@ with tempfile.TemporaryDirectory() as tmp:
             print(f"{dtype.__name__} {update}: nmse out {e_out:.2e} M {e_m:.2e} z {e_z:.2e}")
             check(max(e_out, e_m, e_z) <= tol, f"{dtype.__name__} {update}: nmse above {tol}")
 
+    # The memory's conventions of the public implementations (docs/design.md §1.8), each against
+    # the NumPy reference under the same choices and unlike the default's output.
+    default_out = reference(q, k, v, beta.astype(np.float32).astype(np.float64), n, "linear")[0]
+    for name, flags, conv, gates in (
+            ("beomi", ["--head-map", "modulo"], dict(head_map="modulo"), beta),
+            ("lucidrains", ["--gate-sign", "local"], dict(gate_sense="local"), beta),
+            ("dingo", ["--gate-shape", "head_value", "--z-init", str(1 / d)], dict(z_init=np.float32(1 / d)),
+             rng.uniform(-2, 2, (hq, d))),
+            ("jlamprou", ["--memory-rope", "after", "--gate-shape", "layer", "--eps", "0.5", "--eps-mode", "add"],
+             dict(memory_rope="after", eps=0.5, eps_mode="add"), rng.uniform(-2, 2, 1))):
+        for a, arr in (("q", q), ("k", k), ("v", v)):
+            np.save(P(a + ".npy"), arr.astype(np.float32))
+        np.save(P("b.npy"), gates.astype(np.float32))
+        r = run(["--q", P("q.npy"), "--k", P("k.npy"), "--v", P("v.npy"), "--beta", P("b.npy"),
+                 "--segment", str(n), "--update", "linear", "--out", P("o.npy"), "--memory-out", P("m.npy"),
+                 "--norm-out", P("z.npy"), *flags])
+        check(r.returncode == 0, f"{name}: exit {r.returncode}: {r.stderr.strip()}")
+        if r.returncode:
+            continue
+        out, M, z = reference(q.astype(np.float32).astype(np.float64), k.astype(np.float32).astype(np.float64),
+                              v.astype(np.float32).astype(np.float64), gates.astype(np.float32).astype(np.float64),
+                              n, "linear", **conv)
+        got = np.load(P("o.npy"))
+        e_out, e_m, e_z = nmse(got, out), nmse(np.load(P("m.npy")), M), nmse(np.load(P("z.npy")), z)
+        print(f"{name} conventions: nmse out {e_out:.2e} M {e_m:.2e} z {e_z:.2e}; "
+              f"against the default's {nmse(got, default_out):.2e}")
+        check(max(e_out, e_m, e_z) <= 1e-6, f"{name} conventions: nmse above 1e-6")
+        check(nmse(got, default_out) > 1e-4, f"{name} conventions: the output is the default's")
+
     # Bad input: one line on stderr naming the problem, non-zero exit, never a crash.
     np.save(P("q.npy"), q.astype(np.float32))
     np.save(P("k.npy"), k.astype(np.float32))
@@ -79,6 +108,9 @@ with tempfile.TemporaryDirectory() as tmp:
         ({}, ["--rope-dim", "3"], "even"),
         ({}, ["--rope-layout", "diagonal"], "diagonal"),
         ({}, ["--segment", "0"], "segment"),
+        ({}, ["--gate-shape", "head_value"], "[Hq,Dv]"),
+        ({}, ["--eps", "0"], "eps"),
+        ({}, ["--memory-rope", "during"], "during"),
     ]
     for override, extra, phrase in cases:
         files = dict(base, **override)

@@ -16,20 +16,30 @@ def rope(x, base, positions):
     return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
 
 
-def reference(q, k, v, beta, n, update):
-    """Segment-wise Infini-attention, neox RoPE base 10000, first segment 'mix'."""
+def reference(q, k, v, beta, n, update, memory_rope="before", head_map="group", gate_sense="memory", z_init=0.0,
+              eps=1e-10, eps_mode="clamp"):
+    """Segment-wise Infini-attention, neox RoPE base 10000, first segment 'mix'. The memory's
+    conventions (docs/design.md §1.8): q/k into the memory before or after RoPE, query head h
+    reading KV head h // group or h % Hkv, the gate beta of shape [Hq], [Hq, Dv] or [1] weighting
+    the memory or the local branch, z starting at z_init, the denominator max(den, eps) or den + eps."""
     T, hq, d = q.shape
     hkv, dv = k.shape[1], v.shape[2]
     group = hq // hkv
     M = np.zeros((hkv, d, dv))
-    z = np.zeros((hkv, d))
-    g = 1.0 / (1.0 + np.exp(-beta))
+    z = np.full((hkv, d), float(z_init))
+    beta = np.asarray(beta, dtype=np.float64)
+    gates = np.broadcast_to(beta.reshape(hq, -1) if beta.size > 1 else beta.reshape(1, 1), (hq, dv))
+    g = 1.0 / (1.0 + np.exp(-gates))                    # [Hq, Dv]
+    if gate_sense == "local":
+        g = 1.0 - g
+    den = (lambda x: x + eps) if eps_mode == "add" else (lambda x: np.maximum(x, eps))
     out = np.zeros((T, hq, dv))
     for s0 in range(0, T, n):
         qs, ks, vs = q[s0:s0 + n], k[s0:s0 + n], v[s0:s0 + n]
         m = len(qs)
         pos = np.arange(m, dtype=np.float64)
         qr, kr = rope(qs, 10000.0, pos), rope(ks, 10000.0, pos)
+        qm, km = (qr, kr) if memory_rope == "after" else (qs, ks)
         mask = np.tril(np.ones((m, m), dtype=bool))
         for h in range(hq):
             kv = h // group
@@ -37,14 +47,15 @@ def reference(q, k, v, beta, n, update):
             scores = np.where(mask, scores, -np.inf)
             p = np.exp(scores - scores.max(axis=1, keepdims=True))
             a_dot = (p / p.sum(axis=1, keepdims=True)) @ vs[:, kv]
-            sq = sigma(qs[:, h])
-            a_mem = (sq @ M[kv]) / np.maximum(sq @ z[kv], 1e-10)[:, None]
+            mem = h % hkv if head_map == "modulo" else kv
+            sq = sigma(qm[:, h])
+            a_mem = (sq @ M[mem]) / den(sq @ z[mem])[:, None]
             out[s0:s0 + m, h] = g[h] * a_mem + (1 - g[h]) * a_dot
         for kv in range(hkv):
-            sk = sigma(ks[:, kv])
+            sk = sigma(km[:, kv])
             w = vs[:, kv]
             if update == "delta":
-                w = w - (sk @ M[kv]) / np.maximum(sk @ z[kv], 1e-10)[:, None]
+                w = w - (sk @ M[kv]) / den(sk @ z[kv])[:, None]
             M[kv] += sk.T @ w
             z[kv] += sk.sum(axis=0)
     return out, M, z

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "command.hpp"
+#include "memory_options.hpp"
 #include "option_checks.hpp"
 #include "infini/infini_attention.hpp"
 #include "infini/npy.hpp"
@@ -50,7 +51,11 @@ int run_attention(AttentionArgs& args) {
   require_rank(q, 3, args.q, "[T,Hq,D]");
   require_rank(k, 3, args.k, "[T,Hkv,D]");
   require_rank(v, 3, args.v, "[T,Hkv,Dv]");
-  require_rank(beta, 1, args.beta, "[Hq]");
+  const GateShape gates = args.options.gate_shape;
+  require_rank(beta, gates == GateShape::PerHeadValue ? 2 : 1, args.beta,
+               gates == GateShape::PerHeadValue ? "[Hq,Dv] (--gate-shape head_value)"
+               : gates == GateShape::PerLayer   ? "[1] (--gate-shape layer)"
+                                                : "[Hq]");
   const int64_t tokens = q.shape[0];
   if (k.shape[0] != tokens || v.shape[0] != tokens)
     throw Error("Q, K and V must have the same number of tokens, got T = " + std::to_string(tokens) + ", " +
@@ -64,8 +69,10 @@ int run_attention(AttentionArgs& args) {
     throw Error("V has " + std::to_string(v.shape[1]) + " heads, K has " + std::to_string(k.shape[1]));
   if (shape.heads_q % shape.heads_kv != 0)
     throw Error("Hq = " + std::to_string(shape.heads_q) + " is not a multiple of Hkv = " + std::to_string(shape.heads_kv));
-  if (beta.shape[0] != q.shape[1])
-    throw Error("beta has " + std::to_string(beta.shape[0]) + " values, Q has Hq = " + std::to_string(q.shape[1]));
+  if (gates == GateShape::PerLayer ? beta.shape[0] != 1 : beta.shape[0] != q.shape[1])
+    throw Error("beta has " + std::to_string(beta.shape[0]) + (gates == GateShape::PerLayer ? " values, expected 1" : " rows, Q has Hq = " + std::to_string(q.shape[1])));
+  if (gates == GateShape::PerHeadValue && beta.shape[1] != v.shape[2])
+    throw Error("beta has " + std::to_string(beta.shape[1]) + " columns, V has Dv = " + std::to_string(v.shape[2]));
   args.options.memory = args.memory == "on";
 
   Context context({.device = args.device});
@@ -98,7 +105,7 @@ const RegisterCommand registration{
       app.add_option("--q", args->q, "Queries [T,Hq,D], float32 or float16 .npy")->required();
       app.add_option("--k", args->k, "Keys [T,Hkv,D]")->required();
       app.add_option("--v", args->v, "Values [T,Hkv,Dv]")->required();
-      app.add_option("--beta", args->beta, "Gate logits [Hq]")->required();
+      app.add_option("--beta", args->beta, "Gate logits [Hq] (or as --gate-shape says)")->required();
       app.add_option("--out", args->out, "Output A [T,Hq,Dv] float32 .npy")->required();
       app.add_option("--memory-out", args->memory_out, "Final memory M [Hkv,D,Dv]");
       app.add_option("--norm-out", args->norm_out, "Final normaliser z [Hkv,D]");
@@ -113,6 +120,10 @@ const RegisterCommand registration{
       add_choice_option(app, "--gate-sign", args->options.gate_sign,
                         {{"memory", GateSign::Memory}, {"local", GateSign::Local}},
                         "What sigmoid(beta) weights: memory (default) or local");
+      // The memory's conventions of the public implementations (docs/design.md §1.8).
+      InfiniOptions& o = args->options;
+      add_memory_convention_options(
+          app, {o.memory_positions, o.memory_head_map, o.gate_shape, o.memory_z_init, o.memory_eps, o.memory_eps_mode});
       app.add_option("--memory", args->memory, "Compressive memory on|off")->check(CLI::IsMember({"on", "off"}))
           ->capture_default_str();
       add_rope_options(app, args->options.rope);

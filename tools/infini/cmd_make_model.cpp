@@ -12,6 +12,7 @@
 #include <string>
 
 #include "command.hpp"
+#include "memory_options.hpp"
 #include "option_checks.hpp"
 #include "reference/random_model.hpp"
 #include "text_file.hpp"
@@ -133,6 +134,11 @@ const RegisterCommand registration{
                         "infini.memory_update (default delta)");
       add_choice_option(app, "--first-segment", o.first_segment, {{"mix", FirstSegment::Mix}, {"local", FirstSegment::Local}},
                         "infini.first_segment (default mix)");
+      // The memory's conventions: infini.memory_rope, .memory_head_map, .gate_shape, .gate_sense, ...
+      add_memory_convention_options(app, {o.memory_positions, o.memory_head_map, o.gate_shape, o.memory_z_init,
+                                          o.memory_eps, o.memory_eps_mode});
+      add_choice_option(app, "--gate-sense", o.gate_sense, {{"memory", GateSign::Memory}, {"local", GateSign::Local}},
+                        "infini.gate_sense: what sigmoid(beta) weights (default memory)");
       app.add_flag("--no-infini", args->no_infini, "A plain Llama file: no infini.* keys, no attn_mem_gate tensors");
       return [args] { return run_make_model(*args); };
     }};
