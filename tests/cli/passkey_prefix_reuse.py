@@ -9,7 +9,11 @@ before it (the intro and the filler up to the key line). Checks, on the shipped 
    and always 0 with --no-reuse-prefix); the JSON's tokens_reused is their sum per cell;
 3. another --seed draws other keys (seed 1 once only swapped seed 0's trials in pairs);
 4. --filler rivers hides the same keys in other text, of exactly the asked length too;
-5. --svg draws the cells: one rectangle per length and depth, labelled with its keys found of its
+5. --keys 3 hides three named keys in each input and asks for each in turn: every question's input
+   is exactly the asked length, the three share everything up to the question (the second and third
+   resume after the last key line), key j of an input of depth cell d lies in cell d + j, and each
+   cell counts three questions per input;
+6. --svg draws the cells: one rectangle per length and depth, labelled with its keys found of its
    trials as the JSON counts them, green where every key was found, red where none was; a path
    that cannot be written is refused in one line before any trial runs.
 
@@ -63,6 +67,28 @@ def check_heatmap(path, cells):
               f"heatmap colour {fill} for {found} of {c['trials']}")
 
 
+def check_several_keys(cells, trials):
+    K = 3
+    check(len(trials) == 2 * 2 * TRIALS * K, f"--keys {K}: {len(trials)} questions")
+    check(all(c["keys"] == K and c["trials"] == TRIALS * K for c in cells), f"--keys {K}: cells {cells}")
+    cell_range = [(0.0, 1 / 3), (2 / 3, 1.0)]  # --depths start,end
+    for g in range(0, len(trials), K):
+        group = trials[g:g + K]
+        d = (g // K // TRIALS) % 2  # the input's cell: lengths, then depths, then trials
+        check([t["name"] for t in group] == ["blue", "gold", "grey"], f"--keys {K}: names {[t['name'] for t in group]}")
+        check(all(len(t["tokens"]) == t["length"] for t in group), f"--keys {K}: lengths {[len(t['tokens']) for t in group]}")
+        check(len({t["key"] for t in group}) == K and len({t["key_token"] for t in group}) == K,
+              f"--keys {K}: keys {[(t['key'], t['key_token']) for t in group]}")
+        for j, t in enumerate(group):
+            lo, hi = cell_range[(d + j) % 2]
+            check(lo <= t["depth"] <= hi, f"--keys {K}: key {j} of a cell-{d} input at depth {t['depth']}")
+        last_key = max(t["key_token"] for t in group)
+        for t in group[1:]:
+            check(t["resumed_at"] >= last_key // cells[0]["segment"] * cells[0]["segment"] and
+                  common_prefix(t["tokens"], group[0]["tokens"]) >= t["resumed_at"],
+                  f"--keys {K}: a later question resumed at {t['resumed_at']} (last key at token {last_key})")
+
+
 def main():
     infini, model, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
@@ -106,6 +132,7 @@ def main():
           and all(len(r["tokens"]) == len(t["tokens"]) == r["length"] and r["tokens"] != t["tokens"]
                   for r, t in zip(rivers, trials)),
           "--filler rivers: the same keys in other text of the same lengths")
+    check_several_keys(*passkey(infini, model, os.path.join(work, "keys.jsonl"), "--keys", "3"))
     _, seeded = passkey(infini, model, os.path.join(work, "seed1.jsonl"), "--seed", "1")
     keys, other_keys = sorted(t["key"] for t in trials), sorted(t["key"] for t in seeded)
     check(len(set(keys) & set(other_keys)) < len(keys) // 2, f"--seed 1 draws the keys of seed 0: {other_keys}")

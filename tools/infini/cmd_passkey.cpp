@@ -30,6 +30,7 @@ struct PasskeyArgs {
   std::vector<std::string> lengths{"16K"};
   std::vector<std::string> depths{"start", "middle", "end"};
   int trials = 5;
+  int keys = 1;  // keys hidden in each input, each asked for in turn
   uint64_t seed = 0;
   int answer_tokens = 8;
   bool json = false;
@@ -98,26 +99,31 @@ std::string first_digit_run(const std::string& text) {
 
 struct Trial {
   double depth;
-  std::string key, answer;
+  std::string key, name, answer;
   std::vector<int32_t> input, answer_tokens;
   int64_t key_token;  // where the key's first digit is: its offset in a segment matters most
   int64_t resumed_at;  // tokens not streamed again: restored from an earlier input's state
   double prefill_s;    // streaming the rest
 };
 
-// Index of the first token that stands for a digit: the key's first digit (nothing else in a
-// passkey input has digits); -1 when there is none.
-int64_t first_digit_token(const Model& model, const std::vector<int32_t>& ids) {
+// Index of the token where `key` first starts (nothing but keys in a passkey input has digits):
+// the first token with a digit from which the pieces spell the key; -1 when there is none.
+int64_t key_token(const Model& model, const std::vector<int32_t>& ids, const std::string& key) {
   for (size_t i = 0; i < ids.size(); ++i) {
     const std::string bytes = model.piece(ids[i]);
-    if (std::any_of(bytes.begin(), bytes.end(), is_digit)) return int64_t(i);
+    if (!std::any_of(bytes.begin(), bytes.end(), is_digit)) continue;
+    std::string digits;
+    for (size_t j = i; j < ids.size() && digits.size() < key.size() + 8; ++j) digits += model.piece(ids[j]);
+    if (first_digit_run(digits) == key) return int64_t(i);
   }
   return -1;
 }
 
-Trial run_trial(const Model& model, Session& session, int64_t length, double depth, const std::string& key,
+// Streams the input with `keys` hidden that asks for keys[asked], and reads the greedy answer.
+Trial run_trial(const Model& model, Session& session, int64_t length, const std::vector<HiddenKey>& keys, size_t asked,
                 const PasskeyArgs& args, PrefixCheckpoints& checkpoints) {
-  const std::string text = passkey_text(passkey_filler_for_tokens(length), depth, key, args.filler);
+  const std::string text =
+      passkey_text(passkey_filler_for_tokens(length, passkey_fixed_chars(keys, asked)), keys, asked, args.filler);
   const std::vector<int32_t> ids = model.tokenize(text, model.info().add_bos);
   const int64_t segment = session.segment();
   const auto t0 = std::chrono::steady_clock::now();
@@ -142,7 +148,8 @@ Trial run_trial(const Model& model, Session& session, int64_t length, double dep
     answer_text += model.piece(next);
     logits = session.feed(std::span<const int32_t>(&next, 1));
   }
-  return {depth, key, answer_text, ids, answer, first_digit_token(model, ids), resumed_at, prefill_s};
+  const HiddenKey& k = keys[asked];
+  return {k.depth, k.key, k.name, answer_text, ids, answer, key_token(model, ids, k.key), resumed_at, prefill_s};
 }
 
 int run_passkey(const PasskeyArgs& args) {
@@ -166,8 +173,9 @@ int run_passkey(const PasskeyArgs& args) {
   }
   std::vector<std::vector<HeatmapCell>> cells(depths.size());
   if (!args.json)
-    std::printf("passkey retrieval: %s, segment %lld, memory %s, %d trials per cell%s\n", args.model.model.c_str(),
+    std::printf("passkey retrieval: %s, segment %lld, memory %s, %d trials per cell%s%s\n", args.model.model.c_str(),
                 static_cast<long long>(info.segment), info.memory ? "on" : "off", args.trials,
+                args.keys > 1 ? (", " + std::to_string(args.keys) + " keys per input").c_str() : "",
                 args.filler == PasskeyFiller::Rivers ? ", filler rivers" : "");
 
   struct Row {
@@ -184,63 +192,82 @@ int run_passkey(const PasskeyArgs& args) {
       throw Error("--length " + std::to_string(length) + " is shorter than the question and key alone (" +
                   std::to_string(passkey_fixed_chars() + 2) + " tokens)");
     Row row{length, {}, 0, 0};
-    int64_t all_tokens = 0;
-    double all_s = 0;
-    for (size_t d = 0; d < depths.size(); ++d) {
-      m.context->reset_peak_device_memory();
-      int correct = 0;
+    // Each cell counts the keys asked for whose depth it holds. With one key per input that is
+    // its trials; with K keys, an input of cell d puts key j in cell (d + j) mod cells.
+    struct Cell {
+      int correct = 0, asked = 0;
       int64_t tokens = 0, reused = 0;
       double seconds = 0;
+    };
+    std::vector<Cell> cell(depths.size());
+    m.context->reset_peak_device_memory();
+    for (size_t d = 0; d < depths.size(); ++d) {
       for (int t = 0; t < args.trials; ++t) {
         // The seed is spread over all 64 bits first: XORed in as it is, seed 1 only swapped trial
         // pairs (t ^ 1) of seed 0's draw. Seed 0 keeps the draw of the tables made before.
         uint64_t state = args.seed * 0x9e3779b97f4a7c15ull ^ (uint64_t(length) * 0x100000001b3ull) ^
                          (uint64_t(d) << 48) ^ uint64_t(t);
-        char key[8];
-        std::snprintf(key, sizeof key, "%05u", unsigned(splitmix64(state) % 100000));
-        const double u = double(splitmix64(state) >> 11) * 0x1.0p-53;
-        const double depth = depths[d].lo + u * (depths[d].hi - depths[d].lo);
-        const Trial r = run_trial(*m.model, *m.session, length, depth, key, args, checkpoints);
-        const bool ok = first_digit_run(r.answer) == r.key;
-        correct += ok;
-        tokens += int64_t(r.input.size()) - r.resumed_at;
-        reused += r.resumed_at;
-        if (dump.is_open()) {
-          dump << nlohmann::json{{"length", length}, {"depth", r.depth}, {"key", r.key}, {"answer", r.answer},
-                                 {"answer_tokens", r.answer_tokens}, {"key_token", r.key_token},
-                                 {"resumed_at", r.resumed_at},
-                                 {"tokens", r.input}}.dump()
-               << "\n";
-          if (!dump) throw Error(args.dump_inputs + ": write failed");
+        std::vector<HiddenKey> keys;
+        std::vector<size_t> cell_of;
+        for (int j = 0; j < args.keys; ++j) {
+          const size_t c = (d + size_t(j)) % depths.size();
+          char key[8];
+          std::snprintf(key, sizeof key, "%05u", unsigned(splitmix64(state) % 100000));
+          const double u = double(splitmix64(state) >> 11) * 0x1.0p-53;
+          keys.push_back({depths[c].lo + u * (depths[c].hi - depths[c].lo), key,
+                          args.keys == 1 ? std::string() : passkey_key_names()[size_t(j)]});
+          cell_of.push_back(c);
         }
-        seconds += r.prefill_s;
-        // The key's offset in its segment: keys in a segment's last tokens, whose line a boundary
-        // cuts, are the ones the demo model misses.
-        std::fprintf(trials_out,
-                     "  %lld tokens, depth %.3f (%s): key %s at token %lld (%lld of its segment), answer '%s' %s, "
-                     "%.0f tokens/s%s\n",
-                     static_cast<long long>(r.input.size()), r.depth, depths[d].name.c_str(), r.key.c_str(),
-                     static_cast<long long>(r.key_token), static_cast<long long>(r.key_token % info.segment),
-                     printable(r.answer, false, 64).c_str(), ok ? "ok" : "WRONG",
-                     double(int64_t(r.input.size()) - r.resumed_at) / r.prefill_s,
-                     r.resumed_at ? (" after resuming at token " + std::to_string(r.resumed_at)).c_str() : "");
-        std::fflush(trials_out);
+        for (size_t j = 0; j < keys.size(); ++j) {
+          const Trial r = run_trial(*m.model, *m.session, length, keys, j, args, checkpoints);
+          const bool ok = first_digit_run(r.answer) == r.key;
+          Cell& c = cell[cell_of[j]];
+          c.correct += ok;
+          c.asked += 1;
+          c.tokens += int64_t(r.input.size()) - r.resumed_at;
+          c.reused += r.resumed_at;
+          c.seconds += r.prefill_s;
+          if (dump.is_open()) {
+            dump << nlohmann::json{{"length", length}, {"depth", r.depth}, {"key", r.key}, {"name", r.name},
+                                   {"keys", args.keys}, {"answer", r.answer}, {"answer_tokens", r.answer_tokens},
+                                   {"key_token", r.key_token}, {"resumed_at", r.resumed_at}, {"tokens", r.input}}
+                        .dump()
+                 << "\n";
+            if (!dump) throw Error(args.dump_inputs + ": write failed");
+          }
+          // The key's offset in its segment: keys in a segment's last tokens, whose line a boundary
+          // cuts, are the ones the demo model misses.
+          std::fprintf(trials_out,
+                       "  %lld tokens, %sdepth %.3f (%s): key %s at token %lld (%lld of its segment), answer '%s' %s, "
+                       "%.0f tokens/s%s\n",
+                       static_cast<long long>(r.input.size()), r.name.empty() ? "" : (r.name + " key, ").c_str(),
+                       r.depth, depths[cell_of[j]].name.c_str(), r.key.c_str(), static_cast<long long>(r.key_token),
+                       static_cast<long long>(r.key_token % info.segment), printable(r.answer, false, 64).c_str(),
+                       ok ? "ok" : "WRONG", double(int64_t(r.input.size()) - r.resumed_at) / r.prefill_s,
+                       r.resumed_at ? (" after resuming at token " + std::to_string(r.resumed_at)).c_str() : "");
+          std::fflush(trials_out);
+        }
       }
-      cells[d].push_back({correct, args.trials});
-      const double accuracy = double(correct) / args.trials;
+    }
+    row.peak = m.context->peak_device_memory_bytes();
+    int64_t all_tokens = 0;
+    double all_s = 0;
+    for (size_t d = 0; d < depths.size(); ++d) {
+      const Cell& c = cell[d];
+      cells[d].push_back({c.correct, c.asked});
+      const double accuracy = c.asked ? double(c.correct) / c.asked : 0.0;
       row.accuracy.push_back(accuracy);
-      const uint64_t peak = m.context->peak_device_memory_bytes();
-      row.peak = std::max(row.peak, peak);
-      all_tokens += tokens;
-      all_s += seconds;
+      all_tokens += c.tokens;
+      all_s += c.seconds;
       if (args.json) {
         const nlohmann::json line{{"length", length},
                                   {"depth", depths[d].name},
-                                  {"trials", args.trials},
+                                  {"trials", c.asked},
+                                  {"keys", args.keys},
                                   {"accuracy", accuracy},
-                                  {"tokens_per_s", double(tokens) / seconds},
-                                  {"tokens_reused", reused},
-                                  {"peak_device_bytes", peak},
+                                  {"tokens_per_s", c.seconds > 0 ? double(c.tokens) / c.seconds : 0.0},
+                                  {"tokens_reused", c.reused},
+                                  {"peak_device_bytes", row.peak},
                                   {"device", m.context->device().name},
                                   {"devices", m.context->devices().size()},
                                   {"model", args.model.model},
@@ -293,6 +320,11 @@ const RegisterCommand registration{
           ->check(integer_range(1, 1 << 20))
           ->capture_default_str();
       app.add_option("--seed", args->seed, "Seed of the keys and depths")->capture_default_str();
+      app.add_option("--keys", args->keys,
+                     "Keys hidden in each input, each with its own name (blue, gold, ...) and asked for in turn; an "
+                     "input of depth cell d puts key j in cell d + j (cyclically), and each cell counts the keys in it")
+          ->check(integer_range(1, int(passkey_key_names().size())))
+          ->capture_default_str();
       app.add_option("--answer-tokens", args->answer_tokens, "Most tokens generated for an answer")
           ->check(integer_range(1, 64))
           ->capture_default_str();
