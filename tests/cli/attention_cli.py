@@ -54,7 +54,8 @@ with tempfile.TemporaryDirectory() as tmp:
     default_out = reference(q, k, v, beta.astype(np.float32).astype(np.float64), n, "linear")[0]
     for name, flags, conv, gates in (
             ("beomi", ["--head-map", "modulo"], dict(head_map="modulo"), beta),
-            ("lucidrains", ["--gate-sign", "local"], dict(gate_sense="local"), beta),
+            ("lucidrains", ["--gate-sign", "local", "--first-segment", "local"], dict(gate_sense="local", first="local"),
+         beta),
             ("dingo", ["--gate-shape", "head_value", "--z-init", str(1 / d)], dict(z_init=np.float32(1 / d)),
              rng.uniform(-2, 2, (hq, d))),
             ("jlamprou", ["--memory-rope", "after", "--gate-shape", "layer", "--eps", "0.5", "--eps-mode", "add"],

@@ -17,8 +17,9 @@ def rope(x, base, positions):
 
 
 def reference(q, k, v, beta, n, update, memory_rope="before", head_map="group", gate_sense="memory", z_init=0.0,
-              eps=1e-10, eps_mode="clamp"):
-    """Segment-wise Infini-attention, neox RoPE base 10000, first segment 'mix'. The memory's
+              eps=1e-10, eps_mode="clamp", first="mix"):
+    """Segment-wise Infini-attention, neox RoPE base 10000, first segment 'mix' (or 'local': A_dot
+    alone). The memory's
     conventions (docs/design.md §1.8): q/k into the memory before or after RoPE, query head h
     reading KV head h // group or h % Hkv, the gate beta of shape [Hq], [Hq, Dv] or [1] weighting
     the memory or the local branch, z starting at z_init, the denominator max(den, eps) or den + eps."""
@@ -50,7 +51,7 @@ def reference(q, k, v, beta, n, update, memory_rope="before", head_map="group", 
             mem = h % hkv if head_map == "modulo" else kv
             sq = sigma(qm[:, h])
             a_mem = (sq @ M[mem]) / den(sq @ z[mem])[:, None]
-            out[s0:s0 + m, h] = g[h] * a_mem + (1 - g[h]) * a_dot
+            out[s0:s0 + m, h] = a_dot if (s0 == 0 and first == "local") else g[h] * a_mem + (1 - g[h]) * a_dot
         for kv in range(hkv):
             sk = sigma(km[:, kv])
             w = vs[:, kv]
