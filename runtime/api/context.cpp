@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "graph/matmul_tuning.hpp"
 #include "api/context_access.hpp"
 #include "exec/handoff.hpp"
 #include "exec/layer_split.hpp"
@@ -77,6 +78,9 @@ DeviceDescription describe(const vk::Capabilities& c, size_t index) {
   d.api_version = vk::format_api_version(c.api_version);
   d.capabilities = capability_line(c);
   d.usable = c.usable;
+  if (const auto tuned = model::read_tuning_cache(c, d.tuning_cache_problem))
+    for (const auto& [shape, t] : *tuned)
+      d.tuned_matmuls.push_back(model::shape_name(shape) + ": " + std::string(ops::matmul_kernel_name(t.kernel)));
   return d;
 }
 

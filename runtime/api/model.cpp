@@ -51,6 +51,7 @@ model::RunnerOptions resolve(const Context& context, const model::GgufFile& file
       throw Error(name + ": " + std::to_string(o.infini.sinks) + " sinks do not fit a context of " +
                   std::to_string(o.infini.segment) + " tokens (0 to " + std::to_string(o.infini.segment - 1) + ")");
   }
+  o.tune = model::tune_mode_from_environment();
   if (options.max_batch < 1 || options.max_batch > kMostMaxBatch)
     throw Error(name + ": max_batch must be 1.." + std::to_string(kMostMaxBatch) + ", got " +
                 std::to_string(options.max_batch));

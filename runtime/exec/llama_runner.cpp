@@ -123,8 +123,9 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
     const size_t i = used[u];
     const LayerRange range{first, first + counts[i]};
     try {
-      std::shared_ptr<const DeviceWeights> copy = cache ? cache->get(*devices[i], weights, range)
-                                                        : std::make_shared<const DeviceWeights>(*devices[i], weights, range);
+      std::shared_ptr<const DeviceWeights> copy =
+          cache ? cache->get(*devices[i], weights, range, options_.tune)
+                : std::make_shared<const DeviceWeights>(*devices[i], weights, range, options_.tune);
       stages_.push_back(std::make_unique<LayerStage>(*devices[i], std::move(copy), config_, options_, std::move(slots[u])));
     } catch (const std::exception& e) {  // name the device and its layers when there are several
       if (devices.size() == 1) throw;

@@ -1,5 +1,9 @@
 #include "graph/device_weights.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <algorithm>
 #include <string>
 
@@ -90,7 +94,7 @@ static void check_stage_fits(const vk::Device& device, const LlamaWeights& w, La
                 std::to_string(heap) + " bytes (" + std::to_string(heap >> 20) + " MiB)");
 }
 
-DeviceWeights::DeviceWeights(vk::Device& device, const LlamaWeights& weights, LayerRange range)
+DeviceWeights::DeviceWeights(vk::Device& device, const LlamaWeights& weights, LayerRange range, TuneMode tune)
     : device_(device), range_(range), token_embd_type_(weights.token_embd.type), output_type_(weights.output.type) {
   const LlamaConfig& c = weights.config;
   if (range.first < 0 || range.last > c.layers || range.count() < 1)
@@ -107,15 +111,28 @@ DeviceWeights::DeviceWeights(vk::Device& device, const LlamaWeights& weights, La
     output_norm_ = std::make_unique<vk::Buffer>(upload_f32(device, weights.output_norm));
     if (!is_tied(weights)) output_ = std::make_unique<ops::RowChunks>(upload_matrix(device, weights.output));
   }
+  // Measured once per shape and device (then cached on disk): say so where someone watches.
+  const bool watched = ::isatty(2) != 0;
+  tunings_ = tune_matmuls(*this, c, tune, [&](size_t done, size_t total, const MatmulShapeKey&) {
+    if (watched)
+      std::fprintf(stderr, "\rinfini: measuring matmul kernels on %s: %zu of %zu shapes%s", device.caps().name.c_str(),
+                   done, total, done == total ? "\n" : "");
+  });
+}
+
+std::optional<ops::MatmulKernel> DeviceWeights::piece_kernel(ElementType b, int64_t n, int64_t k) const {
+  const auto it = tunings_.find({b, uint32_t(n), uint32_t(k)});
+  if (it == tunings_.end()) return std::nullopt;
+  return it->second.kernel;
 }
 
 std::shared_ptr<const DeviceWeights> DeviceWeightCache::get(vk::Device& device, const LlamaWeights& weights,
-                                                            LayerRange range) {
+                                                            LayerRange range, TuneMode tune) {
   std::lock_guard lock(mutex_);
   std::erase_if(copies_, [](const auto& entry) { return entry.second.expired(); });
   std::weak_ptr<const DeviceWeights>& slot = copies_[Key{&device, range.first, range.last}];
   if (auto held = slot.lock()) return held;
-  auto made = std::make_shared<const DeviceWeights>(device, weights, range);  // under the lock: one upload
+  auto made = std::make_shared<const DeviceWeights>(device, weights, range, tune);  // under the lock: one upload
   slot = made;
   return made;
 }

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "graph/matmul_tuning.hpp"
 #include "model/llama_weights.hpp"
 #include "ops/row_chunks.hpp"
 #include "vk/buffer.hpp"
@@ -45,8 +46,9 @@ class DeviceWeights {
  public:
   // Uploads the tensors of `range` (the embedding when it starts at layer 0, the final norm and
   // the output matrix when it ends at the last layer). Throws naming the device when they exceed
-  // its largest memory heap (before uploading anything).
-  DeviceWeights(vk::Device& device, const LlamaWeights& weights, LayerRange range);
+  // its largest memory heap (before uploading anything). `tune`: how the prefill pieces' matmul
+  // kernels are chosen for these weights (graph/matmul_tuning.hpp); Off keeps the rules.
+  DeviceWeights(vk::Device& device, const LlamaWeights& weights, LayerRange range, TuneMode tune = TuneMode::Off);
 
   vk::Device& device() const noexcept { return device_; }
   LayerRange range() const noexcept { return range_; }
@@ -59,6 +61,10 @@ class DeviceWeights {
   const ops::RowChunks* output() const noexcept { return output_ ? output_.get() : token_embd_.get(); }
   ElementType token_embd_type() const noexcept { return token_embd_type_; }
   ElementType output_type() const noexcept { return output_type_; }
+  // The autotuner's choices for these weights (empty when tuning is off).
+  const MatmulTunings& tunings() const noexcept { return tunings_; }
+  // The kernel a prefill piece's product with a weight of this type and shape runs, when tuned.
+  std::optional<ops::MatmulKernel> piece_kernel(ElementType b, int64_t n, int64_t k) const;
 
  private:
   vk::Device& device_;
@@ -68,6 +74,7 @@ class DeviceWeights {
   std::unique_ptr<vk::Buffer> output_norm_;     // head
   std::unique_ptr<ops::RowChunks> output_;      // head, not tied
   ElementType token_embd_type_, output_type_;
+  MatmulTunings tunings_;
 };
 
 // The bytes the weights of `range` take on a device (matrices as stored, vectors as f32), before
@@ -79,7 +86,8 @@ uint64_t device_weight_bytes(const LlamaWeights& weights, LayerRange range);
 // memory taken after the first upload would differ, and share nothing). Thread-safe.
 class DeviceWeightCache {
  public:
-  std::shared_ptr<const DeviceWeights> get(vk::Device& device, const LlamaWeights& weights, LayerRange range);
+  std::shared_ptr<const DeviceWeights> get(vk::Device& device, const LlamaWeights& weights, LayerRange range,
+                                           TuneMode tune = TuneMode::Off);
   // The split `compute()` gives for these devices the first time they are asked for.
   std::vector<int64_t> split(std::span<vk::Device* const> devices, const std::function<std::vector<int64_t>()>& compute);
 

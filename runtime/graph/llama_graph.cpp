@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "infini/error.hpp"
@@ -70,16 +72,20 @@ struct LlamaGraph::Layer {
   ops::Matmul mm_q, mm_k, mm_v, mm_o, mm_gate, mm_up, mm_down;
   std::unique_ptr<ops::InfiniAttentionLayer> attention;
 
-  Layer(vk::Device& d, const DeviceLayerWeights& weights, ops::MatmulKernel kernel, ops::MatrixTiles mt,
-        ops::VectorTiles vt)
+  // `tuned`: the autotuner's piece kernel for a weight (type, rows, row length), when it has one.
+  Layer(vk::Device& d, const DeviceLayerWeights& weights, const LlamaConfig& c, ops::MatmulKernel kernel,
+        ops::MatrixTiles mt, ops::VectorTiles vt,
+        const std::function<std::optional<ops::MatmulKernel>(ElementType, int64_t, int64_t)>& tuned)
       : w(weights),
-        mm_q(d, ElementType::F32, weights.types.wq, {}, kernel, mt, vt),
-        mm_k(d, ElementType::F32, weights.types.wk, {}, kernel, mt, vt),
-        mm_v(d, ElementType::F32, weights.types.wv, {}, kernel, mt, vt),
-        mm_o(d, ElementType::F32, weights.types.wo, {}, kernel, mt, vt),
-        mm_gate(d, ElementType::F32, weights.types.ffn_gate, {}, kernel, mt, vt),
-        mm_up(d, ElementType::F32, weights.types.ffn_up, {}, kernel, mt, vt),
-        mm_down(d, ElementType::F32, weights.types.ffn_down, {}, kernel, mt, vt),
+        mm_q(d, ElementType::F32, weights.types.wq, {}, kernel, mt, vt, tuned(weights.types.wq, c.heads * c.head_dim, c.embd)),
+        mm_k(d, ElementType::F32, weights.types.wk, {}, kernel, mt, vt,
+             tuned(weights.types.wk, c.heads_kv * c.head_dim, c.embd)),
+        mm_v(d, ElementType::F32, weights.types.wv, {}, kernel, mt, vt,
+             tuned(weights.types.wv, c.heads_kv * c.head_dim, c.embd)),
+        mm_o(d, ElementType::F32, weights.types.wo, {}, kernel, mt, vt, tuned(weights.types.wo, c.embd, c.heads * c.head_dim)),
+        mm_gate(d, ElementType::F32, weights.types.ffn_gate, {}, kernel, mt, vt, tuned(weights.types.ffn_gate, c.ffn, c.embd)),
+        mm_up(d, ElementType::F32, weights.types.ffn_up, {}, kernel, mt, vt, tuned(weights.types.ffn_up, c.ffn, c.embd)),
+        mm_down(d, ElementType::F32, weights.types.ffn_down, {}, kernel, mt, vt, tuned(weights.types.ffn_down, c.embd, c.ffn)),
         glu_fusable(weights.types.ffn_gate == weights.types.ffn_up) {}
 
   // Whether a piece (its rows in `args`) runs its projections on the vector kernel, which then
@@ -101,10 +107,16 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
   const AttentionShape shape{int(c.heads), int(c.heads_kv), int(c.head_dim), int(c.head_dim)};
   kernels_ = std::make_unique<Kernels>(device, weights_->token_embd_type(), c);
   layers_.reserve(size_t(range_.count()));
+  // The autotuner's choices apply where the rules would choose (Auto); a kernel asked for is used.
+  const auto tuned = [&](ElementType b, int64_t n, int64_t k) -> std::optional<ops::MatmulKernel> {
+    if (options.matmul_kernel != ops::MatmulKernel::Auto) return std::nullopt;
+    return weights_->piece_kernel(b, n, k);
+  };
   bool qk_norm = false;
   for (int64_t i = range_.first; i < range_.last; ++i) {
     const DeviceLayerWeights& w = weights_->layer(i);
-    Layer& layer = layers_.emplace_back(device, w, options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
+    Layer& layer = layers_.emplace_back(device, w, c, options.matmul_kernel, options.matrix_tiles, options.vector_tiles,
+                                        tuned);
     // The vector kernel's fused gate is SwiGLU's; a GeGLU runs as a step of its own.
     layer.glu_fusable = layer.glu_fusable && c.ffn_gate == FfnGate::SwiGlu;
     qk_norm = qk_norm || w.q_norm != nullptr;
@@ -114,9 +126,9 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
     layer.attention->fuse_decode_steps(options.fused_steps);
   }
   if (has_head()) {
-    logits_matmul_ =
-        std::make_unique<ops::Matmul>(device, ElementType::F32, weights_->output_type(), ops::MatmulTiles{},
-                                      options.matmul_kernel, options.matrix_tiles, options.vector_tiles);
+    logits_matmul_ = std::make_unique<ops::Matmul>(device, ElementType::F32, weights_->output_type(), ops::MatmulTiles{},
+                                                   options.matmul_kernel, options.matrix_tiles, options.vector_tiles,
+                                                   tuned(weights_->output_type(), c.vocab, c.embd));
     top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
   }
   activations_ = std::make_unique<Activations>(device, c, max_piece, qk_norm);

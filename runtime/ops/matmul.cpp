@@ -139,8 +139,10 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
 }
 
 Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles, MatmulKernel kernel,
-               MatrixTiles matrix_tiles, VectorTiles vector_tiles)
+               MatrixTiles matrix_tiles, VectorTiles vector_tiles, std::optional<MatmulKernel> piece_kernel)
     : a_(a), b_(b), matrix_tiles_(matrix_tiles), device_(&device) {
+  if (piece_kernel && *piece_kernel != kernel)
+    piece_ = std::make_shared<const Matmul>(device, a, b, tiles, *piece_kernel, matrix_tiles, vector_tiles);
   const bool requested_auto = kernel == MatmulKernel::Auto;
   if (kernel == MatmulKernel::Auto)
     kernel = !device.caps().is_software()              ? MatmulKernel::Tiled
@@ -267,7 +269,7 @@ Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
   return {pipeline_, {ceil_div(args.n, tiles_.bn), ceil_div(args.m, tiles_.bm), 1}, tiled};
 }
 
-MatmulKernel Matmul::kernel_for_call(const MatmulArgs& args) const { return plan(args).kernel; }
+MatmulKernel Matmul::kernel_for_call(const MatmulArgs& args) const { return for_call(args).plan(args).kernel; }
 
 bool Matmul::does_fused_steps(const MatmulArgs& args) const {
   const MatmulKernel k = kernel_for_call(args);
@@ -297,6 +299,7 @@ const vk::Pipeline& Matmul::vector_pipeline(uint32_t rows, const MatmulArgs& ste
 }
 
 void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
+  if (const Matmul& m = for_call(args); &m != this) return m.record(stream, args);
   const uint32_t lda = args.lda ? args.lda : args.k;
   const uint32_t ldb = args.ldb ? args.ldb : args.k;
   const uint32_t ldc = args.ldc ? args.ldc : args.n;
@@ -337,6 +340,23 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
                    {or_a(args.glu_up), vk::Access::Read},
                    {or_a(args.bias), vk::Access::Read}},
                   VectorPush{push, args.bias_offset, args.norm_eps}, p.groups);
+}
+
+uint64_t matmul_kernels_digest() {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over every variant's name and words
+  const auto add = [&h](const void* data, size_t bytes) {
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+  };
+  for (const auto variants : {std::span<const spirv::ShaderVariant>(spirv::matmul_variants),
+                              std::span<const spirv::ShaderVariant>(spirv::matmul_regs_variants),
+                              std::span<const spirv::ShaderVariant>(spirv::matmul_lanes_variants),
+                              std::span<const spirv::ShaderVariant>(spirv::matvec_variants),
+                              std::span<const spirv::ShaderVariant>(spirv::matmul_coopmat_variants)})
+    for (const spirv::ShaderVariant& v : variants) {
+      add(v.name.data(), v.name.size());
+      add(v.words.data(), v.words.size_bytes());
+    }
+  return h;
 }
 
 }  // namespace infini::ops

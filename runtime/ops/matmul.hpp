@@ -3,6 +3,7 @@
 // C is [m][n] f32. fp32 accumulation. Tile sizes are specialization constants.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,21 +53,30 @@ struct MatmulArgs {
   bool has_fused_steps() const noexcept { return a_norm.buffer || glu_up.buffer || bias.buffer; }
 };
 
+// Calls of at least this many rows are a prefill piece's: what Matmul's piece kernel runs.
+inline constexpr uint32_t kPieceMinRows = 64;
+
 class Matmul {
  public:
   // Throws infini::Error when the tiles are inconsistent or exceed the device's limits.
   // matrix_tiles: the tiling of the Matrix and MatrixEmulated kernels (kAutoMatrixTiles: adapting to small grids).
   // vector_tiles: the shape of the Vector and VectorShared kernels (a workgroup of a power of two
   // from 16 invocations, 1 to 4 columns, 1 to 8 words).
+  // piece_kernel: calls of at least kPieceMinRows rows run that kernel instead (the autotuner's
+  // choice for this weight's prefill pieces, graph/matmul_tuning.hpp); fewer rows keep `kernel`.
   Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto,
-         MatrixTiles matrix_tiles = kAutoMatrixTiles, VectorTiles vector_tiles = {});
+         MatrixTiles matrix_tiles = kAutoMatrixTiles, VectorTiles vector_tiles = {},
+         std::optional<MatmulKernel> piece_kernel = std::nullopt);
 
   // Records one dispatch; checks that every operand fits its range.
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
   // The kernel a call runs: the one asked for, or what it falls back to for this shape and alignment.
   MatmulKernel kernel_for_call(const MatmulArgs& args) const;
   // The pipeline it dispatches (for its compiled code's statistics, vk/pipeline_statistics.hpp).
-  const vk::Pipeline& pipeline_for_call(const MatmulArgs& args) const { return *plan(args).pipeline; }
+  const vk::Pipeline& pipeline_for_call(const MatmulArgs& args) const {
+    const Matmul& m = for_call(args);
+    return *m.plan(args).pipeline;
+  }
   // Whether the call runs the vector kernel, which alone does MatmulArgs' fused steps (a_norm,
   // glu_up, bias); record() refuses them elsewhere.
   bool does_fused_steps(const MatmulArgs& args) const;
@@ -89,6 +99,10 @@ class Matmul {
     MatmulKernel kernel;
   };
   Plan plan(const MatmulArgs& args) const;
+  // The Matmul a call runs on: this one, or the piece kernel's for a call of many rows.
+  const Matmul& for_call(const MatmulArgs& args) const {
+    return piece_ && args.m >= kPieceMinRows ? *piece_ : *this;
+  }
   // matmul_regs.comp with `rows` x `cols` outputs per invocation.
   const vk::Pipeline& regs_pipeline(uint32_t rows, uint32_t cols) const;
   // matvec.comp for `rows` rows with the fused steps `steps` asks for.
@@ -112,6 +126,11 @@ class Matmul {
   const vk::Pipeline* matrix_ = nullptr;      // matmul_coopmat.comp (or its emulation), when used
   std::optional<vk::KernelSource> matrix_source_;  // its source, for the small tiling (made on first use)
   uint32_t matrix_min_rows_ = 1;              // for calls of at least this many rows
+  std::shared_ptr<const Matmul> piece_;       // the piece kernel's, when it is another one
 };
+
+// A digest of every matmul kernel's SPIR-V this build holds: a tuning measured with other kernels
+// is stale (graph/matmul_tuning.hpp).
+uint64_t matmul_kernels_digest();
 
 }  // namespace infini::ops

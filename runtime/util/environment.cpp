@@ -18,6 +18,7 @@ constexpr std::array kVariables{
     VariableInfo{Variable::WaitSpinUs, "INFINI_WAIT_SPIN_US", "how long a host wait spins before it sleeps"},
     VariableInfo{Variable::Handoff, "INFINI_HANDOFF", "how activations pass between devices"},
     VariableInfo{Variable::HandoffWait, "INFINI_HANDOFF_WAIT", "who orders two devices' work on a piece"},
+    VariableInfo{Variable::Tune, "INFINI_TUNE", "whether the matmul kernels are chosen by measurement"},
     VariableInfo{Variable::XdgCacheHome, "XDG_CACHE_HOME", "the cache's base where INFINI_CACHE_DIR is unset"},
     VariableInfo{Variable::Home, "HOME", "the cache's base where neither is set"},
 };

@@ -21,6 +21,7 @@ enum class Variable {
   WaitSpinUs,
   Handoff,
   HandoffWait,
+  Tune,
   XdgCacheHome,
   Home,
 };

@@ -66,7 +66,9 @@ int run_devices(bool json) {
     for (const auto& d : devices) {
       nlohmann::json j{{"index", d.index},     {"name", d.name},         {"vendor", d.vendor},
                        {"type", d.type},       {"driver", d.driver},     {"api_version", d.api_version},
-                       {"usable", d.usable},   {"selected", d.default_choice}, {"capabilities", d.capabilities}};
+                       {"usable", d.usable},   {"selected", d.default_choice}, {"capabilities", d.capabilities},
+                       {"tuned_matmuls", d.tuned_matmuls}};
+      if (!d.tuning_cache_problem.empty()) j["tuning_cache_problem"] = d.tuning_cache_problem;
       std::printf("%s\n", j.dump().c_str());
     }
     return devices.empty() ? 1 : 0;
@@ -78,6 +80,12 @@ int run_devices(bool json) {
   for (const auto& d : devices) {
     std::printf("%c %zu  %s  [%s, %s, %s, Vulkan %s]\n     %s\n", d.default_choice ? '*' : ' ', d.index, d.name.c_str(),
                 d.type.c_str(), d.vendor.c_str(), d.driver.c_str(), d.api_version.c_str(), d.capabilities.c_str());
+    if (!d.tuned_matmuls.empty()) {  // the autotuner's kept choices (infini tune)
+      std::string line;
+      for (const std::string& t : d.tuned_matmuls) line += (line.empty() ? "" : ", ") + t;
+      std::printf("     tuned matmuls (%zu weight shapes): %s\n", d.tuned_matmuls.size(), line.c_str());
+    }
+    if (!d.tuning_cache_problem.empty()) std::printf("     tuning cache ignored: %s\n", d.tuning_cache_problem.c_str());
   }
   for (const auto& d : devices)
     if (d.default_choice)

@@ -1,0 +1,87 @@
+#pragma once
+// The autotuner's choices for a model on one device: for each weight matrix of its layers and
+// head, the kernel a prefill piece's product runs (ops::Matmul's piece kernel), measured by
+// ops/matmul_tuner.hpp on the weight itself. Measurements are kept per device in the user's cache
+// directory beside the pipeline cache ("tuning-<vendor>-<device>-<driver>-<cache uuid>.txt"),
+// keyed by the build's matmul kernels; a damaged or stale file is ignored with one line on stderr,
+// never trusted. INFINI_TUNE: auto (the cache, measuring what it lacks), force (measure again),
+// off (today's rules alone).
+#include <compare>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ops/matmul_tuner.hpp"
+
+namespace infini::vk {
+struct Capabilities;
+class Device;
+}  // namespace infini::vk
+
+namespace infini::model {
+
+class DeviceWeights;
+struct LlamaConfig;
+
+enum class TuneMode { Off, Auto, Force };
+std::optional<TuneMode> tune_mode_named(std::string_view name);  // "off", "auto", "force"
+std::string_view tune_mode_name(TuneMode mode);
+// INFINI_TUNE, else Auto; an unknown value is Off with a line on stderr.
+TuneMode tune_mode_from_environment();
+
+// A weight's product: its type and shape (n rows of k values).
+struct MatmulShapeKey {
+  ElementType b = ElementType::F32;
+  uint32_t n = 0, k = 0;
+  auto operator<=>(const MatmulShapeKey&) const = default;
+};
+
+struct TunedMatmul {
+  ops::MatmulKernel kernel = ops::MatmulKernel::Auto;
+  std::vector<ops::CandidateTiming> timings;  // empty when the choice came from the cache
+};
+using MatmulTunings = std::map<MatmulShapeKey, TunedMatmul>;
+
+// The rows a piece is tuned at (the default piece).
+inline constexpr uint32_t kTuneRows = 256;
+
+// The cache file of a device under `dir`.
+std::filesystem::path tuning_cache_path(const std::filesystem::path& dir, const vk::Capabilities& caps);
+// The file's text: a header naming the device, its driver and the kernels' digest, a line per
+// shape, and a checksum of all that.
+std::string encode_tunings(const MatmulTunings& tunings, const vk::Capabilities& caps, uint64_t kernels_digest);
+// The choices in `text` when it is whole and for this device, driver and kernels; else nullopt
+// and why in `why`.
+std::optional<MatmulTunings> decode_tunings(std::string_view text, const vk::Capabilities& caps, uint64_t kernels_digest,
+                                            std::string& why);
+
+// The device's cache file (in the user's cache directory) as choices; nullopt with why when there
+// is none ("" in `why`) or it is damaged, foreign or stale.
+std::optional<MatmulTunings> read_tuning_cache(const vk::Capabilities& caps, std::string& why);
+
+// "q4_0 2048x2048" and the like.
+std::string shape_name(const MatmulShapeKey& shape);
+
+// The distinct weight shapes of layers [first, last) and the head (when `head`), each with the
+// first chunk of a weight of that shape, to measure on.
+struct WeightToTune {
+  MatmulShapeKey shape;
+  vk::BufferRange rows;  // the weight's first chunk
+  uint32_t chunk_rows = 0;
+};
+std::vector<WeightToTune> weights_to_tune(const DeviceWeights& weights, const LlamaConfig& config);
+
+// The choice for every shape of `weights` on its device under `mode`: from the cache, measured
+// (and the cache updated) where it has none or `mode` is Force; empty under Off. `progress`
+// (optional) is told each shape measured, of how many.
+using TuneProgress = std::function<void(size_t done, size_t total, const MatmulShapeKey& shape)>;
+MatmulTunings tune_matmuls(const DeviceWeights& weights, const LlamaConfig& config, TuneMode mode,
+                           const TuneProgress& progress = {});
+
+}  // namespace infini::model
