@@ -15,6 +15,9 @@ BenchModel load_bench_model(const BenchOptions& o, const std::string& workload, 
   m.weights = model::load_llama(*m.file);
   m.options = model::resolve_runner_options(m.weights.config, o.memory, o.model_segment, 1);
   m.options.max_piece = uint32_t(std::min<int64_t>(m.options.infini.segment, 512));
+  // The kernels a Model would run: the tuned ones under INFINI_TUNE=auto (the default), the rules'
+  // under off, so that the two can be compared.
+  m.options.tune = model::tune_mode_from_environment();
   return m;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The --model file of the model benchmarks, loaded, with the runner options they all use
 // (the file's memory and segment unless --memory / --model-segment say otherwise; pieces of at
-// most 512 tokens).
+// most 512 tokens; the matmul kernels INFINI_TUNE says, as a Model's).
 #include <memory>
 
 #include "bench.hpp"
