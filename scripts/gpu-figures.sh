@@ -25,6 +25,15 @@ $infini devices
 step "the 155M model"
 $infini make-model --out "$models/m155.gguf" --vocab 32000 --embd 1024 --layers 8 --heads 16 --kv-heads 4 --ffn 2816 --dtype f16
 
+# The autotuner first (issue 60): every later step runs what it keeps (INFINI_TUNE=auto, the default).
+step "the autotuner: each weight shape's prefill kernel measured and kept, then a second pass against the choice (155M)"
+$infini tune -m "$models/m155.gguf"
+$infini bench --workload tune --model "$models/m155.gguf"
+for mode in off auto; do
+  step "155M prefill 512 with INFINI_TUNE=$mode (off: the rules' kernels; auto: the tuned ones)"
+  INFINI_TUNE=$mode $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decode 0 --repeat 3
+done
+
 step "first, the matmul kernels against the float64 references: the matrix units' (coopmat: matmul, attention, memory) and the vector kernel's with several loads in flight"
 ./build/infini_tests "[matmul],*coopmat*"
 step "what the driver compiled the matmul kernels into (registers, spills to local memory): matrix units in each tiling, the vector kernel with 1, 2 and 4 words"
@@ -61,6 +70,11 @@ $infini bench --workload model --model "$models/m155.gguf" --prefill 512 --decod
 $infini bench --workload sampler --repeat 5
 step "1.1B (TinyLlama's shape): where the time goes, then prefill 512 and decode 128 as above"
 $infini make-model --out "$models/m1b.gguf" --vocab 32000 --embd 2048 --layers 22 --heads 32 --kv-heads 4 --ffn 5632 --dtype f16
+$infini bench --workload tune --model "$models/m1b.gguf"
+for mode in off auto; do
+  step "1.1B prefill 512 with INFINI_TUNE=$mode"
+  INFINI_TUNE=$mode $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 0 --repeat 3
+done
 $infini bench --workload model --model "$models/m1b.gguf" --prefill 512 --decode 32 --repeat 1 --kernel-times
 $infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --decode-chain 1,auto
 $infini bench --workload bandwidth,model --model "$models/m1b.gguf" --prefill 512 --decode 128 --repeat 3 --vector-tiles auto,128x2x4
