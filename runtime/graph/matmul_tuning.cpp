@@ -10,6 +10,7 @@
 #include "io/atomic_file.hpp"
 #include "model/llama_weights.hpp"
 #include "util/environment.hpp"
+#include "util/fnv1a.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache_file.hpp"
 
@@ -19,9 +20,9 @@ namespace {
 constexpr std::string_view kMagic = "infini-matmul-tuning 1";
 
 uint64_t fnv1a(std::string_view text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
+  Fnv1a h;
+  h.add(text.data(), text.size());
+  return h.hash;
 }
 
 std::string hex(uint64_t v) {
@@ -30,18 +31,10 @@ std::string hex(uint64_t v) {
   return s;
 }
 
-// The header line naming what the measurements hold for.
+// The header line naming what the measurements hold for: the device and driver (as the cache
+// files' names do) and the build's matmul kernels.
 std::string header(const vk::Capabilities& caps, uint64_t kernels_digest) {
-  std::string uuid;
-  for (uint8_t b : caps.pipeline_cache_uuid) {
-    char two[3];
-    std::snprintf(two, sizeof two, "%02x", b);
-    uuid += two;
-  }
-  char line[160];
-  std::snprintf(line, sizeof line, "device %04x:%04x driver %08x cache %s kernels %s", caps.vendor_id, caps.device_id,
-                caps.driver_version, uuid.c_str(), hex(kernels_digest).c_str());
-  return line;
+  return "device " + vk::device_cache_stem(caps) + " kernels " + hex(kernels_digest);
 }
 
 void warn(const std::string& what) { std::fprintf(stderr, "infini: warning: %s\n", what.c_str()); }
@@ -72,10 +65,7 @@ TuneMode tune_mode_from_environment() {
 }
 
 std::filesystem::path tuning_cache_path(const std::filesystem::path& dir, const vk::Capabilities& caps) {
-  std::string name = vk::pipeline_cache_path(dir, caps).filename().string();  // pipelines-....bin
-  name.replace(0, std::string_view("pipelines").size(), "tuning");
-  name.replace(name.size() - 4, 4, ".txt");
-  return dir / name;
+  return dir / ("tuning-" + vk::device_cache_stem(caps) + ".txt");
 }
 
 std::string encode_tunings(const MatmulTunings& tunings, const vk::Capabilities& caps, uint64_t kernels_digest) {

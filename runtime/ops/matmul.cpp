@@ -12,6 +12,7 @@
 #include "spirv/matvec_variants.h"
 #include "infini/error.hpp"
 #include "ops/matrix_units.hpp"
+#include "util/fnv1a.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
 
@@ -343,20 +344,17 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
 }
 
 uint64_t matmul_kernels_digest() {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over every variant's name and words
-  const auto add = [&h](const void* data, size_t bytes) {
-    for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
-  };
+  Fnv1a h;  // over every variant's name and words
   for (const auto variants : {std::span<const spirv::ShaderVariant>(spirv::matmul_variants),
                               std::span<const spirv::ShaderVariant>(spirv::matmul_regs_variants),
                               std::span<const spirv::ShaderVariant>(spirv::matmul_lanes_variants),
                               std::span<const spirv::ShaderVariant>(spirv::matvec_variants),
                               std::span<const spirv::ShaderVariant>(spirv::matmul_coopmat_variants)})
     for (const spirv::ShaderVariant& v : variants) {
-      add(v.name.data(), v.name.size());
-      add(v.words.data(), v.words.size_bytes());
+      h.add(v.name.data(), v.name.size());
+      h.add(v.words.data(), v.words.size_bytes());
     }
-  return h;
+  return h.hash;
 }
 
 }  // namespace infini::ops

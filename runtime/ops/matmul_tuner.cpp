@@ -9,6 +9,7 @@
 #include "infini/error.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matrix_units.hpp"
+#include "util/nmse.hpp"
 #include "vk/command_stream.hpp"
 #include "vk/device.hpp"
 
@@ -38,20 +39,6 @@ MatmulKernel choose_kernel(std::span<const CandidateTiming> timings) {
   return best ? best->kernel : MatmulKernel::Auto;
 }
 
-namespace {
-
-double nmse_of(const std::vector<float>& got, const std::vector<float>& want) {
-  double err = 0, ref = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double d = double(got[i]) - double(want[i]);
-    err += d * d;
-    ref += double(want[i]) * double(want[i]);
-  }
-  if (!std::isfinite(err)) return INFINITY;
-  return ref > 0 ? err / ref : err;
-}
-
-}  // namespace
 
 std::vector<CandidateTiming> time_piece_candidates(vk::Device& device, ElementType b, const vk::BufferRange& weight,
                                                    uint32_t n, uint32_t k, uint32_t rows, int repeats) {
@@ -96,7 +83,8 @@ std::vector<CandidateTiming> time_piece_candidates(vk::Device& device, ElementTy
         stream.end();
         stream.submit_and_wait();
         t.seconds = run(mm);  // the first run: its output, and a first time
-        t.nmse = nmse_of(download_floats(c_buf, size_t(rows) * n), want);
+        const std::vector<float> got = download_floats(c_buf, size_t(rows) * n);
+        t.nmse = nmse(std::span<const float>(got), std::span<const float>(want));
       }
       t.correct = t.nmse <= candidate_tolerance(kernel);
       // Repeats only for a correct candidate that might win: one three times slower than the best

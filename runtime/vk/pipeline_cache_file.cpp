@@ -17,13 +17,15 @@ std::filesystem::path user_cache_directory() {
   return {};
 }
 
-std::filesystem::path pipeline_cache_path(const std::filesystem::path& dir, const Capabilities& caps) {
-  char name[128];
-  int n = std::snprintf(name, sizeof name, "pipelines-%04x-%04x-%08x-", caps.vendor_id, caps.device_id,
-                        caps.driver_version);
+std::string device_cache_stem(const Capabilities& caps) {
+  char name[96];
+  int n = std::snprintf(name, sizeof name, "%04x-%04x-%08x-", caps.vendor_id, caps.device_id, caps.driver_version);
   for (uint8_t b : caps.pipeline_cache_uuid) n += std::snprintf(name + n, sizeof name - static_cast<size_t>(n), "%02x", b);
-  std::snprintf(name + n, sizeof name - static_cast<size_t>(n), ".bin");
-  return dir / name;
+  return name;
+}
+
+std::filesystem::path pipeline_cache_path(const std::filesystem::path& dir, const Capabilities& caps) {
+  return dir / ("pipelines-" + device_cache_stem(caps) + ".bin");
 }
 
 bool pipeline_cache_matches(const std::vector<uint8_t>& data, const Capabilities& caps) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "vk/capabilities.hpp"
@@ -14,7 +15,11 @@ namespace infini::vk {
 // $INFINI_CACHE_DIR, else $XDG_CACHE_HOME/infini, else $HOME/.cache/infini; empty when none.
 std::filesystem::path user_cache_directory();
 
-// "pipelines-<vendor>-<device>-<driver>-<cache uuid>.bin": a driver update changes the name.
+// "<vendor>-<device>-<driver>-<cache uuid>" in hex: what names a device's cache files, so that a
+// driver update changes the names.
+std::string device_cache_stem(const Capabilities& caps);
+
+// "pipelines-<device_cache_stem>.bin".
 std::filesystem::path pipeline_cache_path(const std::filesystem::path& dir, const Capabilities& caps);
 
 // True when `data` starts with a VkPipelineCacheHeaderVersionOne for exactly this device.
