@@ -2,6 +2,7 @@
 // guard regions and row gaps around the output that must come back untouched.
 #include "support/gpu_fixture.hpp"
 #include "support/matmul_check.hpp"
+#include "ops/host_tensor.hpp"
 #include "ops/matrix_units.hpp"
 #include "vk/device_profile.hpp"
 
@@ -306,6 +307,59 @@ TEST_CASE_METHOD(GpuTest, "fused steps are refused where the vector kernel does 
   short_bias.bias = {&big, 0, 16};
   CHECK_THROWS_WITH(mm.record(stream, short_bias), Catch::Contains("the bias needs 32 bytes"));
   stream.end();
+}
+
+// Split-K (MatmulChoice::split_k): slices of k summed by separate workgroups into partials that a
+// second pass adds to C in order. Slices past K are empty (K 40 in 4 slices of 16: the last has
+// none; K 320 in 16 slices of 32: six have none), the last of the others short; the sum is added
+// to C's values when the call accumulates.
+TEST_CASE_METHOD(GpuTest, "split-K: the tiled kernel's slices add up to the float64 reference's product", "[gpu][matmul]") {
+  struct SplitCase {
+    ElementType b;
+    uint32_t m, n, k, split;
+  };
+  for (const SplitCase& c : {SplitCase{ElementType::F32, 67, 45, 40, 4}, SplitCase{ElementType::F16, 130, 70, 511, 3},
+                             SplitCase{ElementType::BF16, 64, 64, 1024, 2}, SplitCase{ElementType::Q4_0, 70, 33, 320, 16},
+                             SplitCase{ElementType::Q4_K, 65, 20, 768, 3}}) {
+    for (const bool accumulate : {false, true}) {
+      INFO(element_name(c.b) << " " << c.m << "x" << c.n << "x" << c.k << " in " << c.split << " slices"
+                             << (accumulate ? ", accumulating" : ""));
+      MatmulLayout layout;
+      layout.split_k = c.split;
+      layout.accumulate = accumulate;
+      const MatmulResult r = run_matmul(c.m, c.n, c.k, ElementType::F32, c.b, {}, c.k + c.split, ops::MatmulKernel::Tiled, layout);
+      CHECK(r.nmse <= 1e-9);
+      CHECK(r.guard_violations == 0);
+      CHECK(r.split_ran);
+    }
+  }
+  // Without room for the partials (or with too little), a split call sums all of k in one pass.
+  vk::Device& dev = device();
+  const uint32_t m = 70, n = 40, k = 256;
+  const vk::Buffer a = ops::upload_tensor(dev, random_floats(size_t(m) * k, 1), ElementType::F32, "A");
+  const vk::Buffer b = ops::upload_tensor(dev, random_floats(size_t(n) * k, 2), ElementType::F16, "B");
+  vk::Buffer whole_c(dev, m * n * 4, vk::MemoryUse::DeviceLocal, "C"), split_c(dev, m * n * 4, vk::MemoryUse::DeviceLocal, "C");
+  vk::Buffer small(dev, m * n * 4, vk::MemoryUse::DeviceLocal, "room for one slice");
+  const ops::Matmul plain(dev, ElementType::F32, ElementType::F16, {}, ops::MatmulKernel::Tiled);
+  const ops::Matmul split(dev, ElementType::F32, ElementType::F16, ops::MatmulChoice{ops::MatmulKernel::Tiled, {}, {}, 2});
+  CHECK(split.split_scratch_floats(m, n) == 2ull * m * n);
+  CHECK(plain.split_scratch_floats(m, n) == 0);
+  ops::MatmulArgs args{m, n, k, vk::BufferRange::whole(a), vk::BufferRange::whole(b), vk::BufferRange::whole(whole_c)};
+  vk::CommandStream stream(dev);
+  stream.begin();
+  plain.record(stream, args);
+  args.c = vk::BufferRange::whole(split_c);
+  args.split_scratch = vk::BufferRange::whole(small);
+  split.record(stream, args);
+  stream.end();
+  stream.submit_and_wait();
+  const std::vector<float> x = ops::download_floats(whole_c, size_t(m) * n), y = ops::download_floats(split_c, size_t(m) * n);
+  CHECK(x == y);  // the same kernel over all of k: the same sums
+  // Only the tiled and matrix kernels split k, into at most kMaxSplitK slices.
+  CHECK_THROWS_WITH(ops::Matmul(dev, ElementType::F32, ElementType::F16, ops::MatmulChoice{ops::MatmulKernel::Registers, {}, {}, 2}),
+                    Catch::Contains("only the tiled and coopmat kernels split k"));
+  CHECK_THROWS_WITH(ops::Matmul(dev, ElementType::F32, ElementType::F16, ops::MatmulChoice{ops::MatmulKernel::Tiled, {}, {}, 17}),
+                    Catch::Contains("at most 16"));
 }
 
 TEST_CASE_METHOD(GpuTest, "matmul is correct for every tile configuration", "[gpu][matmul]") {

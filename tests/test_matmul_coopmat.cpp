@@ -161,6 +161,34 @@ TEST_CASE_METHOD(GpuTest, "coopmat on matrix units against the float64 reference
   }
 }
 
+// Split-K on the matrix kernel: each slice a run of whole k steps, the last short or empty, the
+// partials added to C's values in order; emulated where the device has f16 arithmetic, on the
+// cooperative matrices where it has them (each reported as skipped where not).
+TEST_CASE_METHOD(GpuTest, "split-K: the matrix kernel's slices add up to the float64 reference's product", "[gpu][matmul]") {
+  std::vector<ops::MatmulKernel> kernels;
+  if (device().caps().shader_float16) kernels.push_back(ops::MatmulKernel::MatrixEmulated);
+  else WARN("emulated fragments skipped: " << device().caps().name << " has no shaderFloat16");
+  if (ops::supports_matrix_units(device().caps())) kernels.push_back(ops::MatmulKernel::Matrix);
+  else WARN("matrix units skipped: " << device().caps().name << " has no cooperative matrices infini can use");
+  struct SplitCase {
+    ElementType b;
+    uint32_t k, split;
+  };
+  for (const ops::MatmulKernel kernel : kernels)
+    for (const SplitCase& c : {SplitCase{ElementType::F16, 488, 2}, SplitCase{ElementType::F16, 488, 3},
+                               SplitCase{ElementType::F16, 488, 8}, SplitCase{ElementType::Q4_K, 768, 3}}) {
+      INFO(ops::matmul_kernel_name(kernel) << " B " << element_name(c.b) << " K " << c.k << " in " << c.split << " slices");
+      MatmulLayout layout;
+      layout.f16_operands = true;
+      layout.accumulate = true;
+      layout.split_k = c.split;
+      const MatmulResult r = run_matmul(70, 100, c.k, ElementType::F32, c.b, {}, c.split, kernel, layout);
+      CHECK(r.nmse <= 1e-9);
+      CHECK(r.guard_violations == 0);
+      CHECK(r.split_ran);
+    }
+}
+
 TEST_CASE_METHOD(GpuTest, "auto takes the matrix units exactly where the device has them, for f16 and block weights",
                  "[gpu][matmul]") {
   const vk::Capabilities& caps = device().caps();

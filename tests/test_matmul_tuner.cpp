@@ -20,6 +20,7 @@
 #include "reference/llama_reference.hpp"
 #include "reference/random_llama.hpp"
 #include "support/gpu_fixture.hpp"
+#include "support/matmul_check.hpp"
 #include "support/temp_path.hpp"
 #include "util/nmse.hpp"
 #include "vk/device.hpp"
@@ -28,6 +29,7 @@ namespace infini::test {
 namespace {
 
 using ops::CandidateTiming;
+using ops::MatmulChoice;
 using ops::MatmulKernel;
 
 // INFINI_CACHE_DIR pointed at a fresh folder for one test case, and back after it.
@@ -50,38 +52,107 @@ struct ScopedCacheDir {
 }  // namespace
 
 TEST_CASE("the tuner chooses the fastest correct candidate, deterministically", "[tuner]") {
-  const std::vector<CandidateTiming> table = {{MatmulKernel::Auto, 2.0, 1e-14, true},
-                                              {MatmulKernel::Tiled, 5.0, 1e-14, true},
-                                              {MatmulKernel::Registers, 1.5, 1e-14, true},
-                                              {MatmulKernel::Lanes, 1.5, 1e-14, true}};
-  CHECK(ops::choose_kernel(table) == MatmulKernel::Registers);  // the earlier of equal times
+  const MatmulChoice split4{MatmulKernel::Tiled, {}, ops::kAutoMatrixTiles, 4};
+  const MatmulChoice tall{MatmulKernel::Tiled, {128, 64, 16, 8, 4}};
+  const std::vector<CandidateTiming> table = {{{MatmulKernel::Auto}, 2.0, 1e-14, true},
+                                              {{MatmulKernel::Tiled}, 5.0, 1e-14, true},
+                                              {{MatmulKernel::Registers}, 1.5, 1e-14, true},
+                                              {{MatmulKernel::Lanes}, 1.5, 1e-14, true},
+                                              {tall, 1.6, 1e-14, true}};
+  CHECK(ops::choose_kernel(table) == MatmulChoice{MatmulKernel::Registers});  // the earlier of equal times
   CHECK(ops::choose_kernel(table) == ops::choose_kernel(table));
+  // A tiling or a split is chosen like a kernel.
+  std::vector<CandidateTiming> tiled = table;
+  tiled.push_back({split4, 1.2, 1e-13, true});
+  CHECK(ops::choose_kernel(tiled) == split4);
   // A wrong candidate is never chosen, however fast.
   std::vector<CandidateTiming> wrong = table;
-  wrong.push_back({MatmulKernel::TiledHalf, 0.1, 0.5, false});
-  CHECK(ops::choose_kernel(wrong) == MatmulKernel::Registers);
+  wrong.push_back({{MatmulKernel::TiledHalf}, 0.1, 0.5, false});
+  wrong.push_back({split4, 0.05, 0.2, false});
+  CHECK(ops::choose_kernel(wrong) == MatmulChoice{MatmulKernel::Registers});
   // Nothing correct: the rule.
-  const std::vector<CandidateTiming> none = {{MatmulKernel::Auto, 2.0, 1.0, false}, {MatmulKernel::Tiled, 1.0, 1.0, false}};
-  CHECK(ops::choose_kernel(none) == MatmulKernel::Auto);
-  CHECK(ops::choose_kernel({}) == MatmulKernel::Auto);
+  const std::vector<CandidateTiming> none = {{{MatmulKernel::Auto}, 2.0, 1.0, false}, {{MatmulKernel::Tiled}, 1.0, 1.0, false}};
+  CHECK(ops::choose_kernel(none) == MatmulChoice{});
+  CHECK(ops::choose_kernel({}) == MatmulChoice{});
   // Correctness is judged by each kernel's arithmetic: f32 sums against f16 operands.
   CHECK(ops::candidate_tolerance(MatmulKernel::Registers) < ops::candidate_tolerance(MatmulKernel::Matrix));
+}
+
+TEST_CASE("a choice's name round-trips; names of what no kernel takes are refused", "[tuner]") {
+  const std::vector<MatmulChoice> choices = {
+      {MatmulKernel::Auto},
+      {MatmulKernel::Lanes},
+      {MatmulKernel::Tiled, {128, 64, 16, 8, 4}},
+      {MatmulKernel::TiledHalf, {}, ops::kAutoMatrixTiles, 8},
+      {MatmulKernel::Tiled, {32, 32, 16, 4, 4}, ops::kAutoMatrixTiles, 16},
+      {MatmulKernel::Matrix, {}, {2, 2, 4, 4, 32, false, 2}},
+      {MatmulKernel::MatrixEmulated, {}, ops::kSmallMatrixTiles, 3}};
+  for (const MatmulChoice& c : choices) {
+    INFO(c.name());
+    const auto back = ops::matmul_choice_named(c.name());
+    REQUIRE(back.has_value());
+    CHECK(*back == c);
+  }
+  CHECK(MatmulChoice{MatmulKernel::Tiled, {128, 64, 16, 8, 4}, ops::kAutoMatrixTiles, 4}.name() ==
+        "tiled:128x64x16x8x4/split4");
+  for (const char* bad : {"", "tile", "lanes:64x64x16x4x4", "registers/split2", "tiled/split1", "tiled/split17",
+                          "tiled/split", "tiled:64x64x16x4", "tiled:default", "coopmat:auto", "tiled/split2x",
+                          "coopmat:2x2x4x4x32x3"}) {
+    INFO(bad);
+    CHECK_FALSE(ops::matmul_choice_named(bad).has_value());
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "every tiling and split the tuner may try gives the float64 reference's product",
+                 "[gpu][tuner]") {
+  const vk::Capabilities& caps = dev().caps();
+  std::vector<MatmulKernel> families{MatmulKernel::Tiled};
+  if (caps.shader_float16) families.push_back(MatmulKernel::TiledHalf);
+  // 70 x 200 in 64 x 64 tiles is 8 workgroups: few enough to split, and 2056 values of k leave
+  // each count of slices a short last one.
+  const uint32_t rows = 70, n = 200, k = 2056;
+  for (const MatmulKernel family : families) {
+    const std::vector<MatmulChoice> variants = ops::tiling_variants(caps, family, n, k, rows);
+    size_t splits = 0;
+    for (const MatmulChoice& v : variants) {
+      INFO(v.name());
+      CHECK(v.kernel == family);
+      MatmulLayout layout;
+      layout.split_k = v.split_k;
+      layout.accumulate = v.split_k > 1;  // the partials' sum added to C
+      layout.f16_operands = family == MatmulKernel::TiledHalf;
+      const MatmulResult r = run_matmul(rows, n, k, ElementType::F32, ElementType::F16, v.tiles, 17, family, layout);
+      CHECK(r.nmse <= (family == MatmulKernel::TiledHalf ? 1e-6 : 1e-9));
+      CHECK(r.guard_violations == 0);
+      CHECK(r.split_ran == (v.split_k > 1));
+      splits += v.split_k > 1 ? 1 : 0;
+    }
+    CHECK(splits == 3);  // 2, 4 and 8 slices (each keeps at least 256 values of k)
+    // A product of many tiles is not split.
+    for (const MatmulChoice& v : ops::tiling_variants(caps, family, 4096, k, 512)) CHECK(v.split_k == 1);
+  }
+  // Kernels without tilings have no variants.
+  CHECK(ops::tiling_variants(caps, MatmulKernel::Lanes, n, k, rows).empty());
+  CHECK(ops::tiling_variants(caps, MatmulKernel::Registers, n, k, rows).empty());
 }
 
 TEST_CASE_METHOD(GpuTest, "the tuning cache round-trips, and a damaged, foreign or stale one is refused",
                  "[gpu][tuner]") {
   const vk::Capabilities& caps = dev().caps();
   model::MatmulTunings t;
-  t[{ElementType::Q4_0, 2048, 2048}] = {MatmulKernel::Lanes, {}};
-  t[{ElementType::F16, 32000, 2048}] = {MatmulKernel::Tiled, {}};
+  const MatmulChoice split{MatmulKernel::Matrix, {}, {2, 4, 4, 4, 32}, 4};
+  t[{ElementType::Q4_0, 2048, 2048}] = {{MatmulKernel::Lanes}, {}};
+  t[{ElementType::F16, 32000, 2048}] = {{MatmulKernel::Tiled, {128, 64, 16, 8, 4}}, {}};
+  t[{ElementType::F16, 256, 2048}] = {split, {}};
   const uint64_t digest = ops::matmul_kernels_digest();
   const std::string text = model::encode_tunings(t, caps, digest);
   std::string why;
   const auto back = model::decode_tunings(text, caps, digest, why);
   REQUIRE(back.has_value());
-  CHECK(back->size() == 2);
-  CHECK(back->at({ElementType::Q4_0, 2048, 2048}).kernel == MatmulKernel::Lanes);
-  CHECK(back->at({ElementType::F16, 32000, 2048}).kernel == MatmulKernel::Tiled);
+  CHECK(back->size() == 3);
+  CHECK(back->at({ElementType::Q4_0, 2048, 2048}).choice == MatmulChoice{MatmulKernel::Lanes});
+  CHECK(back->at({ElementType::F16, 32000, 2048}).choice == MatmulChoice{MatmulKernel::Tiled, {128, 64, 16, 8, 4}});
+  CHECK(back->at({ElementType::F16, 256, 2048}).choice == split);
 
   struct Bad {
     const char* name;
@@ -119,13 +190,14 @@ TEST_CASE_METHOD(GpuTest, "every candidate the tuner measures gives the referenc
   const std::vector<CandidateTiming> timings =
       ops::time_piece_candidates(dev(), type, vk::BufferRange::whole(wb), n, k, rows, 1);
   REQUIRE(!timings.empty());
-  CHECK(timings.front().kernel == MatmulKernel::Auto);
+  CHECK(timings.front().choice == MatmulChoice{});
   const MatmulKernel rule = ops::Matmul(dev(), ElementType::F32, type).kernel();
   for (const CandidateTiming& t : timings) {
-    INFO(ops::matmul_kernel_name(t.kernel));
-    CHECK((t.kernel == MatmulKernel::Auto || t.kernel != rule));  // the rule's kernel is measured once, as Auto
+    INFO(t.choice.name());
+    // The rule's kernel is measured once, as Auto.
+    CHECK((t.choice == MatmulChoice{} || t.choice != MatmulChoice{rule}));
     CHECK(t.correct);
-    CHECK(t.nmse <= ops::candidate_tolerance(t.kernel));
+    CHECK(t.nmse <= ops::candidate_tolerance(t.choice.kernel));
     CHECK(t.seconds > 0);
   }
 }
@@ -136,7 +208,7 @@ TEST_CASE_METHOD(GpuTest, "a matmul with a piece kernel runs it for a piece's ro
   const vk::Buffer wb = ops::upload_tensor(dev(), w, ElementType::F16, "W");
   const ops::Matmul rule(dev(), ElementType::F32, ElementType::F16);
   const ops::Matmul tuned(dev(), ElementType::F32, ElementType::F16, {}, MatmulKernel::Auto, ops::kAutoMatrixTiles, {},
-                          MatmulKernel::Tiled);
+                          MatmulChoice{MatmulKernel::Tiled});
   for (const uint32_t rows : {1u, ops::kPieceMinRows - 1, ops::kPieceMinRows, 100u}) {
     INFO(rows << " rows");
     const std::vector<float> a = random_floats(size_t(rows) * k, rows, -1.0f, 1.0f);
@@ -203,7 +275,59 @@ TEST_CASE_METHOD(GpuTest, "a tuned model computes the reference's logits, measur
   const model::DeviceWeights remeasured(dev(), weights, {0, c.layers}, model::TuneMode::Auto);
   for (const auto& [shape, t] : remeasured.tunings()) CHECK_FALSE(t.timings.empty());
   // Off: no choices, the rules.
-  CHECK(model::DeviceWeights(dev(), weights, {0, c.layers}, model::TuneMode::Off).tunings().empty());
+  const model::DeviceWeights untuned(dev(), weights, {0, c.layers}, model::TuneMode::Off);
+  CHECK(untuned.tunings().empty());
+  // A bound on the time measuring may take: spent before the first shape, nothing is measured and
+  // nothing kept (a line on stderr says so), so the next open measures them.
+  const std::filesystem::path kept = model::tuning_cache_path(cache.dir, dev().caps());
+  std::filesystem::remove(kept);
+  CHECK(model::tune_matmuls(untuned, c, model::TuneMode::Force, {}, 0.0).empty());
+  CHECK_FALSE(std::filesystem::exists(kept));
+}
+
+// The graph runs what a cache says, tilings and splits over k too (their partials in the graph's
+// own scratch): every weight of a model on the tiled kernel in other tiles or in 2 or 3 slices
+// of k, for prefill pieces and the rule for decode, computes the float64 reference's logits.
+TEST_CASE_METHOD(GpuTest, "a model whose weights run split over k or in other tiles computes the reference's logits",
+                 "[gpu][tuner][model]") {
+  const ScopedCacheDir cache;
+  model::RandomLlamaOptions r;
+  r.vocab = 300;
+  r.embd = 128;
+  r.heads = 4;
+  r.heads_kv = 2;
+  r.ffn = 256;
+  r.segment = 128;
+  r.dtype = ElementType::F16;
+  const std::vector<std::byte> bytes = model::random_llama(r).to_bytes();
+  const model::GgufFile file(bytes, "split.gguf");
+  const model::LlamaWeights weights = model::load_llama(file);
+  const model::LlamaConfig& c = weights.config;
+  std::vector<int32_t> ids(100);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 31 + 7) % 300);
+  const std::vector<double> want = model::LlamaReference(weights, c.infini).prefill(ids);
+  const MatmulChoice choices[] = {{MatmulKernel::Tiled, {}, ops::kAutoMatrixTiles, 2},
+                                  {MatmulKernel::Tiled, {32, 32, 16, 4, 4}, ops::kAutoMatrixTiles, 3},
+                                  {MatmulKernel::Tiled, {128, 64, 16, 8, 4}}};
+  for (const MatmulChoice& choice : choices) {
+    INFO(choice.name());
+    model::MatmulTunings all;
+    {
+      const model::DeviceWeights off(dev(), weights, {0, c.layers}, model::TuneMode::Off);
+      for (const model::WeightToTune& w : model::weights_to_tune(off, c)) all[w.shape] = {choice, {}};
+    }
+    const std::string text = model::encode_tunings(all, dev().caps(), ops::matmul_kernels_digest());
+    std::filesystem::create_directories(cache.dir);
+    std::ofstream(model::tuning_cache_path(cache.dir, dev().caps()), std::ios::binary) << text;
+    const model::DeviceWeights from_cache(dev(), weights, {0, c.layers}, model::TuneMode::Auto);
+    for (const auto& [shape, t] : from_cache.tunings()) CHECK(t.choice == choice);
+    model::RunnerOptions o;
+    o.infini = c.infini;
+    o.max_piece = 70;  // pieces of 70 and 30 rows: the choice, then the rule
+    o.tune = model::TuneMode::Auto;
+    model::LlamaRunner runner(dev(), weights, o);
+    CHECK(nmse(std::span<const float>(runner.forward(ids, true)), std::span<const double>(want)) <= 1e-9);
+  }
 }
 
 }  // namespace infini::test

@@ -80,7 +80,7 @@ DeviceDescription describe(const vk::Capabilities& c, size_t index) {
   d.usable = c.usable;
   if (const auto tuned = model::read_tuning_cache(c, d.tuning_cache_problem))
     for (const auto& [shape, t] : *tuned)
-      d.tuned_matmuls.push_back(model::shape_name(shape) + ": " + std::string(ops::matmul_kernel_name(t.kernel)));
+      d.tuned_matmuls.push_back(model::shape_name(shape) + ": " + t.choice.name());
   return d;
 }
 

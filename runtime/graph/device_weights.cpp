@@ -117,13 +117,13 @@ DeviceWeights::DeviceWeights(vk::Device& device, const LlamaWeights& weights, La
     if (watched)
       std::fprintf(stderr, "\rinfini: measuring matmul kernels on %s: %zu of %zu shapes%s", device.caps().name.c_str(),
                    done, total, done == total ? "\n" : "");
-  });
+  }, kOpenTuneSeconds);
 }
 
-std::optional<ops::MatmulKernel> DeviceWeights::piece_kernel(ElementType b, int64_t n, int64_t k) const {
+std::optional<ops::MatmulChoice> DeviceWeights::piece_choice(ElementType b, int64_t n, int64_t k) const {
   const auto it = tunings_.find({b, uint32_t(n), uint32_t(k)});
   if (it == tunings_.end()) return std::nullopt;
-  return it->second.kernel;
+  return it->second.choice;
 }
 
 std::shared_ptr<const DeviceWeights> DeviceWeightCache::get(vk::Device& device, const LlamaWeights& weights,

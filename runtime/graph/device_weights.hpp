@@ -64,7 +64,7 @@ class DeviceWeights {
   // The autotuner's choices for these weights (empty when tuning is off).
   const MatmulTunings& tunings() const noexcept { return tunings_; }
   // The kernel a prefill piece's product with a weight of this type and shape runs, when tuned.
-  std::optional<ops::MatmulKernel> piece_kernel(ElementType b, int64_t n, int64_t k) const;
+  std::optional<ops::MatmulChoice> piece_choice(ElementType b, int64_t n, int64_t k) const;
 
  private:
   vk::Device& device_;

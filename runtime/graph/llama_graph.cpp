@@ -52,6 +52,9 @@ struct LlamaGraph::Kernels {
 struct LlamaGraph::Activations {
   vk::Buffer h, q, k, v, attn, ffn_gate, ffn_up;
   std::unique_ptr<vk::Buffer> q_normed, k_normed;  // models that normalise Q and K per head
+  // The partial products of the projections the autotuner split over k (ops::Matmul's split-K),
+  // one at a time: as large as the largest needs for a whole piece; none when none is split.
+  std::unique_ptr<vk::Buffer> split;
   Activations(vk::Device& d, const LlamaConfig& c, uint64_t p, bool qk_norm)
       : h(scratch(d, p * c.embd, "normed h")),
         q(scratch(d, p * c.heads * c.head_dim, "q")),
@@ -75,7 +78,7 @@ struct LlamaGraph::Layer {
   // `tuned`: the autotuner's piece kernel for a weight (type, rows, row length), when it has one.
   Layer(vk::Device& d, const DeviceLayerWeights& weights, const LlamaConfig& c, ops::MatmulKernel kernel,
         ops::MatrixTiles mt, ops::VectorTiles vt,
-        const std::function<std::optional<ops::MatmulKernel>(ElementType, int64_t, int64_t)>& tuned)
+        const std::function<std::optional<ops::MatmulChoice>(ElementType, int64_t, int64_t)>& tuned)
       : w(weights),
         mm_q(d, ElementType::F32, weights.types.wq, {}, kernel, mt, vt, tuned(weights.types.wq, c.heads * c.head_dim, c.embd)),
         mm_k(d, ElementType::F32, weights.types.wk, {}, kernel, mt, vt,
@@ -96,6 +99,16 @@ struct LlamaGraph::Layer {
   }
   bool fuses_ffn_steps(const ops::MatmulArgs& args) const { return glu_fusable && mm_gate.does_fused_steps(args); }
   bool glu_fusable;  // the gate and up weights have one type (so one kernel reads both)
+
+  // The floats of partial products a piece of `rows` needs where a projection is split over k.
+  uint64_t split_scratch_floats(uint32_t rows, const LlamaConfig& c) const {
+    const uint32_t e = uint32_t(c.embd), qd = uint32_t(c.heads * c.head_dim), kvd = uint32_t(c.heads_kv * c.head_dim),
+                   f = uint32_t(c.ffn);
+    return std::max({mm_q.split_scratch_floats(rows, qd), mm_k.split_scratch_floats(rows, kvd),
+                     mm_v.split_scratch_floats(rows, kvd), mm_o.split_scratch_floats(rows, e),
+                     mm_gate.split_scratch_floats(rows, f), mm_up.split_scratch_floats(rows, f),
+                     mm_down.split_scratch_floats(rows, e)});
+  }
 };
 
 LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> weights, const LlamaConfig& config,
@@ -108,9 +121,9 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
   kernels_ = std::make_unique<Kernels>(device, weights_->token_embd_type(), c);
   layers_.reserve(size_t(range_.count()));
   // The autotuner's choices apply where the rules would choose (Auto); a kernel asked for is used.
-  const auto tuned = [&](ElementType b, int64_t n, int64_t k) -> std::optional<ops::MatmulKernel> {
+  const auto tuned = [&](ElementType b, int64_t n, int64_t k) -> std::optional<ops::MatmulChoice> {
     if (options.matmul_kernel != ops::MatmulKernel::Auto) return std::nullopt;
-    return weights_->piece_kernel(b, n, k);
+    return weights_->piece_choice(b, n, k);
   };
   bool qk_norm = false;
   for (int64_t i = range_.first; i < range_.last; ++i) {
@@ -132,6 +145,10 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
     top_k_ = std::make_unique<ops::TopK>(device, uint32_t(c.vocab));
   }
   activations_ = std::make_unique<Activations>(device, c, max_piece, qk_norm);
+  uint64_t split = 0;
+  for (const Layer& l : layers_) split = std::max(split, l.split_scratch_floats(max_piece, c));
+  if (logits_matmul_) split = std::max(split, logits_matmul_->split_scratch_floats(max_piece, uint32_t(c.vocab)));
+  if (split > 0) activations_->split = std::make_unique<vk::Buffer>(scratch(device, split, "split-k partials"));
 }
 
 LlamaGraph::~LlamaGraph() = default;
@@ -219,15 +236,19 @@ void LlamaGraph::record_layers(vk::CommandStream& stream, const vk::Buffer& x, u
   const float eps = float(c.rms_eps);
   Activations& s = *activations_;
   const Kernels& k = *kernels_;
+  const vk::BufferRange split = s.split ? whole(*s.split) : vk::BufferRange{};
   auto matmul = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, const vk::Buffer& out_buf,
                     uint32_t out, uint32_t in) {
-    ops::record_matmul_chunks(mm, stream, {n, out, in, whole(a), {}, whole(out_buf)}, b);
+    ops::MatmulArgs args{n, out, in, whole(a), {}, whole(out_buf)};
+    args.split_scratch = split;
+    ops::record_matmul_chunks(mm, stream, args, b);
   };
   // The residual stream x takes the attention's and the FFN's output projections as they are
   // computed (the matmul adds to it): one dispatch, and one barrier, fewer each.
   auto add_to_x = [&](const ops::Matmul& mm, const vk::Buffer& a, const ops::RowChunks& b, uint32_t in) {
     ops::MatmulArgs args{n, e, in, whole(a), {}, whole(x)};
     args.accumulate = true;
+    args.split_scratch = split;
     ops::record_matmul_chunks(mm, stream, args, b);
   };
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -240,6 +261,7 @@ void LlamaGraph::record_layers(vk::CommandStream& stream, const vk::Buffer& x, u
     auto project = [&](const ops::Matmul& mm, const ops::RowChunks& w, const vk::Buffer& out, uint32_t width,
                        const std::unique_ptr<vk::Buffer>& bias) {
       ops::MatmulArgs args{n, width, e, whole(fuse_qkv ? x : s.h), {}, whole(out)};
+      args.split_scratch = split;
       if (fuse_qkv) {
         args.a_norm = whole(l.w.attn_norm);
         args.norm_eps = eps;
@@ -287,6 +309,7 @@ void LlamaGraph::record_logits(vk::CommandStream& stream, const vk::Buffer& x, c
   const uint32_t e = uint32_t(config_.embd), vocab = uint32_t(config_.vocab);
   const float eps = float(config_.rms_eps);
   ops::MatmulArgs args{rows, vocab, e, whole(x), {}, whole(logits)};
+  if (activations_->split) args.split_scratch = whole(*activations_->split);
   args.a_offset = (n - rows) * e;
   args.c_offset = logits_row * vocab;
   if (fused_steps_ && logits_matmul_->does_fused_steps(args)) {

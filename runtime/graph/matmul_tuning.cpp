@@ -1,5 +1,6 @@
 #include "graph/matmul_tuning.hpp"
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -17,7 +18,7 @@
 namespace infini::model {
 namespace {
 
-constexpr std::string_view kMagic = "infini-matmul-tuning 1";
+constexpr std::string_view kMagic = "infini-matmul-tuning 2";  // 2: a choice is a kernel, tiling and split
 
 uint64_t fnv1a(std::string_view text) {
   Fnv1a h;
@@ -72,7 +73,7 @@ std::string encode_tunings(const MatmulTunings& tunings, const vk::Capabilities&
   std::string body = std::string(kMagic) + "\n" + header(caps, kernels_digest) + "\n";
   for (const auto& [shape, tuned] : tunings)
     body += std::string(element_name(shape.b)) + " " + std::to_string(shape.n) + " " + std::to_string(shape.k) + " " +
-            std::to_string(kTuneRows) + " " + std::string(ops::matmul_kernel_name(tuned.kernel)) + "\n";
+            std::to_string(kTuneRows) + " " + tuned.choice.name() + "\n";
   return body + "checksum " + hex(fnv1a(body)) + "\n";
 }
 
@@ -104,7 +105,7 @@ std::optional<MatmulTunings> decode_tunings(std::string_view text, const vk::Cap
     std::string type, kernel;
     uint64_t n = 0, k = 0, rows = 0;
     const auto b = (fields >> type >> n >> k >> rows >> kernel) ? element_type_from_name(type) : std::nullopt;
-    const auto chosen = ops::matmul_kernel_named(kernel);
+    const auto chosen = ops::matmul_choice_named(kernel);
     std::string rest;
     if (!b || !chosen || n == 0 || k == 0 || n > UINT32_MAX || k > UINT32_MAX || rows != kTuneRows || (fields >> rest)) {
       why = "a line does not read as a shape and a kernel: '" + line.substr(0, 80) + "'";
@@ -155,7 +156,7 @@ std::vector<WeightToTune> weights_to_tune(const DeviceWeights& weights, const Ll
 }
 
 MatmulTunings tune_matmuls(const DeviceWeights& weights, const LlamaConfig& config, TuneMode mode,
-                           const TuneProgress& progress) {
+                           const TuneProgress& progress, std::optional<double> budget_seconds) {
   if (mode == TuneMode::Off) return {};
   vk::Device& device = weights.device();
   const vk::Capabilities& caps = device.caps();
@@ -170,22 +171,31 @@ MatmulTunings tune_matmuls(const DeviceWeights& weights, const LlamaConfig& conf
   }
   const std::vector<WeightToTune> todo = weights_to_tune(weights, config);
   MatmulTunings out;
-  size_t measured = 0, to_measure = 0;
+  size_t measured = 0, to_measure = 0, left = 0;
   for (const WeightToTune& w : todo) to_measure += cached.contains(w.shape) ? 0 : 1;
+  const auto t0 = std::chrono::steady_clock::now();
   for (const WeightToTune& w : todo) {
     if (const auto it = cached.find(w.shape); it != cached.end()) {
       out[w.shape] = it->second;
       continue;
     }
+    if (budget_seconds &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > *budget_seconds) {
+      ++left;
+      continue;
+    }
     TunedMatmul t;
     t.timings = ops::time_piece_candidates(device, w.shape.b, w.rows, w.chunk_rows, w.shape.k, kTuneRows);
-    t.kernel = ops::choose_kernel(t.timings);
+    t.choice = ops::choose_kernel(t.timings);
     out[w.shape] = std::move(t);
     if (progress) progress(++measured, to_measure, w.shape);
   }
+  if (left > 0)
+    warn("measuring the matmul kernels stopped after " + std::to_string(int(*budget_seconds)) + " s; " +
+         std::to_string(left) + " weight shapes keep the rules until the next open (or run infini tune)");
   if (measured > 0 && !file.empty()) {
     MatmulTunings all = cached;  // shapes of other models measured before stay
-    for (const auto& [shape, t] : out) all[shape] = {t.kernel, {}};
+    for (const auto& [shape, t] : out) all[shape] = {t.choice, {}};
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     try {

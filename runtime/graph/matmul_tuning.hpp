@@ -43,7 +43,7 @@ struct MatmulShapeKey {
 };
 
 struct TunedMatmul {
-  ops::MatmulKernel kernel = ops::MatmulKernel::Auto;
+  ops::MatmulChoice choice;  // Auto: today's rule
   std::vector<ops::CandidateTiming> timings;  // empty when the choice came from the cache
 };
 using MatmulTunings = std::map<MatmulShapeKey, TunedMatmul>;
@@ -79,9 +79,15 @@ std::vector<WeightToTune> weights_to_tune(const DeviceWeights& weights, const Ll
 
 // The choice for every shape of `weights` on its device under `mode`: from the cache, measured
 // (and the cache updated) where it has none or `mode` is Force; empty under Off. `progress`
-// (optional) is told each shape measured, of how many.
+// (optional) is told each shape measured, of how many. With `budget_seconds`, measuring stops
+// once that much time has gone: the shapes left keep the rules, are not kept in the cache, and
+// are measured at the next open (one line on stderr says so).
 using TuneProgress = std::function<void(size_t done, size_t total, const MatmulShapeKey& shape)>;
 MatmulTunings tune_matmuls(const DeviceWeights& weights, const LlamaConfig& config, TuneMode mode,
-                           const TuneProgress& progress = {});
+                           const TuneProgress& progress = {}, std::optional<double> budget_seconds = std::nullopt);
+
+// What measuring may take when a model's weights first reach a device (DeviceWeights): the issue's
+// bound for a 1.1B model on a GPU. `infini tune` has none.
+inline constexpr double kOpenTuneSeconds = 20;
 
 }  // namespace infini::model

@@ -8,6 +8,7 @@
 #include "spirv/matmul_coopmat_variants.h"
 #include "spirv/matmul_lanes_variants.h"
 #include "spirv/matmul_regs_variants.h"
+#include "spirv/matmul_split_sum.h"
 #include "spirv/matmul_variants.h"
 #include "spirv/matvec_variants.h"
 #include "infini/error.hpp"
@@ -28,6 +29,11 @@ struct VectorPush {
   uint32_t bias_off;
   float eps;
 };
+// matmul_split_sum.comp's.
+struct SplitSumPush {
+  uint32_t m, n, ldc, c_off, accumulate, slices;
+};
+constexpr uint32_t kSplitSumWorkgroup = 64;
 // matvec.comp's bindings: A, B, C, the norm's weights, U (the up weights), the bias.
 constexpr uint32_t kVectorBuffers = 6;
 
@@ -140,10 +146,10 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
 }
 
 Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles, MatmulKernel kernel,
-               MatrixTiles matrix_tiles, VectorTiles vector_tiles, std::optional<MatmulKernel> piece_kernel)
+               MatrixTiles matrix_tiles, VectorTiles vector_tiles, std::optional<MatmulChoice> piece)
     : a_(a), b_(b), matrix_tiles_(matrix_tiles), device_(&device) {
-  if (piece_kernel && *piece_kernel != kernel)
-    piece_ = std::make_shared<const Matmul>(device, a, b, tiles, *piece_kernel, matrix_tiles, vector_tiles);
+  if (piece && *piece != MatmulChoice{kernel, tiles, matrix_tiles, 1})
+    piece_ = std::make_shared<const Matmul>(device, a, b, *piece);
   const bool requested_auto = kernel == MatmulKernel::Auto;
   if (kernel == MatmulKernel::Auto)
     kernel = !device.caps().is_software()              ? MatmulKernel::Tiled
@@ -239,6 +245,18 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
   pipeline_ = &device.pipelines().get(kernel_for(half ? kTiledHalf : kTiled, a, b), spec);
 }
 
+Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, const MatmulChoice& choice)
+    : Matmul(device, a, b, choice.tiles, choice.kernel, choice.matrix) {
+  if (choice.split_k <= 1) return;
+  if (!choice.tiled_family() && !choice.matrix_family())
+    throw Error("matmul: only the tiled and coopmat kernels split k, not " + std::string(matmul_kernel_name(choice.kernel)));
+  if (choice.split_k > kMaxSplitK)
+    throw Error("matmul: k is split into at most " + std::to_string(kMaxSplitK) + " slices, not " +
+                std::to_string(choice.split_k));
+  split_k_ = choice.split_k;
+  split_sum_ = &device.pipelines().get({"matmul_split_sum", spirv::matmul_split_sum, 2, sizeof(SplitSumPush)});
+}
+
 Matmul::Plan Matmul::plan(const MatmulArgs& args) const {
   const uint32_t lda = args.lda ? args.lda : args.k;
   const uint32_t ldb = args.ldb ? args.ldb : args.k;
@@ -320,6 +338,7 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
       throw Error("matmul: the norm's epsilon must be positive, got " + std::to_string(args.norm_eps));
   }
   if (args.m == 0 || args.n == 0) return;
+  if (split_k_ > 1 && record_split(stream, args)) return;
   const Push push{args.m, args.n, args.k, lda, ldb, ldc, args.a_offset, args.b_offset, args.c_offset,
                   args.accumulate ? 1u : 0u};
   const Plan p = plan(args);
@@ -343,6 +362,33 @@ void Matmul::record(vk::CommandStream& stream, const MatmulArgs& args) const {
                   VectorPush{push, args.bias_offset, args.norm_eps}, p.groups);
 }
 
+bool Matmul::record_split(vk::CommandStream& stream, const MatmulArgs& args) const {
+  const uint64_t floats = uint64_t(split_k_) * args.m * args.n;
+  if (!args.split_scratch.buffer || args.split_scratch.size < floats * 4) return false;
+
+  // Slice z's partial product goes to rows z * m .. of the scratch, packed.
+  MatmulArgs part = args;
+  part.c = args.split_scratch;
+  part.ldc = args.n;
+  part.c_offset = 0;
+  part.accumulate = false;
+  const Plan p = plan(part);
+  if (p.kernel != MatmulKernel::Tiled && p.kernel != MatmulKernel::TiledHalf && p.kernel != MatmulKernel::Matrix &&
+      p.kernel != MatmulKernel::MatrixEmulated)
+    return false;
+  const uint32_t lda = args.lda ? args.lda : args.k;
+  const uint32_t ldb = args.ldb ? args.ldb : args.k;
+  const Push push{args.m, args.n, args.k, lda, ldb, args.n, args.a_offset, args.b_offset, 0, 0};
+  stream.dispatch(*p.pipeline,
+                  {{args.a, vk::Access::Read}, {args.b, vk::Access::Read}, {args.split_scratch, vk::Access::Write}}, push,
+                  {p.groups[0], p.groups[1], split_k_});
+  const SplitSumPush sum{args.m, args.n, args.ldc ? args.ldc : args.n, args.c_offset, args.accumulate ? 1u : 0u, split_k_};
+  stream.dispatch(*split_sum_,
+                  {{args.split_scratch, vk::Access::Read}, {args.c, args.accumulate ? vk::Access::ReadWrite : vk::Access::Write}},
+                  sum, {(args.n + kSplitSumWorkgroup - 1) / kSplitSumWorkgroup, args.m, 1});
+  return true;
+}
+
 uint64_t matmul_kernels_digest() {
   Fnv1a h;  // over every variant's name and words
   for (const auto variants : {std::span<const spirv::ShaderVariant>(spirv::matmul_variants),
@@ -354,6 +400,7 @@ uint64_t matmul_kernels_digest() {
       h.add(v.name.data(), v.name.size());
       h.add(v.words.data(), v.words.size_bytes());
     }
+  h.add(spirv::matmul_split_sum, sizeof(spirv::matmul_split_sum));
   return h.hash;
 }
 

@@ -12,6 +12,7 @@
 #include "vk/capabilities.hpp"
 #include "vk/command_stream.hpp"
 #include "vk/kernel.hpp"
+#include "ops/matmul_choice.hpp"
 #include "ops/matmul_shapes.hpp"
 
 namespace infini::vk {
@@ -50,6 +51,9 @@ struct MatmulArgs {
   // C = A B^T + bias[bias_offset + j] for column j (f32): a projection's bias. Not with glu_up.
   vk::BufferRange bias;
   uint32_t bias_offset = 0;
+  // Room for a split-K call's partial products (Matmul::split_scratch_floats); a call on a split
+  // kernel without it, or with too little, sums all of k in one pass.
+  vk::BufferRange split_scratch;
   bool has_fused_steps() const noexcept { return a_norm.buffer || glu_up.buffer || bias.buffer; }
 };
 
@@ -62,11 +66,13 @@ class Matmul {
   // matrix_tiles: the tiling of the Matrix and MatrixEmulated kernels (kAutoMatrixTiles: adapting to small grids).
   // vector_tiles: the shape of the Vector and VectorShared kernels (a workgroup of a power of two
   // from 16 invocations, 1 to 4 columns, 1 to 8 words).
-  // piece_kernel: calls of at least kPieceMinRows rows run that kernel instead (the autotuner's
-  // choice for this weight's prefill pieces, graph/matmul_tuning.hpp); fewer rows keep `kernel`.
+  // piece: calls of at least kPieceMinRows rows run that choice instead (the autotuner's for this
+  // weight's prefill pieces, graph/matmul_tuning.hpp); fewer rows keep `kernel`.
   Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto,
          MatrixTiles matrix_tiles = kAutoMatrixTiles, VectorTiles vector_tiles = {},
-         std::optional<MatmulKernel> piece_kernel = std::nullopt);
+         std::optional<MatmulChoice> piece = std::nullopt);
+  // The kernel, tiling and split-K of `choice` for every call (what the tuner measures).
+  Matmul(vk::Device& device, ElementType a, ElementType b, const MatmulChoice& choice);
 
   // Records one dispatch; checks that every operand fits its range.
   void record(vk::CommandStream& stream, const MatmulArgs& args) const;
@@ -76,6 +82,13 @@ class Matmul {
   const vk::Pipeline& pipeline_for_call(const MatmulArgs& args) const {
     const Matmul& m = for_call(args);
     return *m.plan(args).pipeline;
+  }
+  // Slices of k a call of `m` rows is split into (1: none) when it has room for them, and the
+  // floats of room that takes (MatmulArgs::split_scratch; 0 when unsplit).
+  uint32_t split_k_for_rows(uint32_t m) const noexcept { return m >= kPieceMinRows && piece_ ? piece_->split_k_ : split_k_; }
+  uint64_t split_scratch_floats(uint32_t m, uint32_t n) const noexcept {
+    const uint32_t s = split_k_for_rows(m);
+    return s > 1 ? uint64_t(s) * m * n : 0;
   }
   // Whether the call runs the vector kernel, which alone does MatmulArgs' fused steps (a_norm,
   // glu_up, bias); record() refuses them elsewhere.
@@ -110,6 +123,9 @@ class Matmul {
   // matmul_coopmat.comp (or its emulation) in tiling `t`.
   const vk::Pipeline& matrix_pipeline(const MatrixTiles& t) const;
 
+  // Split-K's two passes when this Matmul splits and the call has room; false when it runs whole.
+  bool record_split(vk::CommandStream& stream, const MatmulArgs& args) const;
+
   ElementType a_, b_;
   MatmulTiles tiles_;
   MatrixTiles matrix_tiles_;
@@ -127,6 +143,8 @@ class Matmul {
   std::optional<vk::KernelSource> matrix_source_;  // its source, for the small tiling (made on first use)
   uint32_t matrix_min_rows_ = 1;              // for calls of at least this many rows
   std::shared_ptr<const Matmul> piece_;       // the piece kernel's, when it is another one
+  uint32_t split_k_ = 1;                      // slices of k (MatmulChoice::split_k)
+  const vk::Pipeline* split_sum_ = nullptr;   // matmul_split_sum.comp, when split_k_ > 1
 };
 
 // A digest of every matmul kernel's SPIR-V this build holds: a tuning measured with other kernels

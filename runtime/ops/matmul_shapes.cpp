@@ -60,6 +60,18 @@ bool vector_shape_possible(const VectorTiles& t) {
   return t.workgroup >= 16 && (t.workgroup & (t.workgroup - 1)) == 0 && t.cols >= 1 && t.cols <= 4 && t.words <= 8;
 }
 
+std::string MatmulTiles::name() const {
+  if (*this == MatmulTiles{}) return "default";
+  return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "x" + std::to_string(tm) + "x" +
+         std::to_string(tn);
+}
+
+std::optional<MatmulTiles> matmul_tiles_named(std::string_view name) {
+  if (name == "default") return MatmulTiles{};
+  if (const auto v = numbers_by_x<5>(name)) return MatmulTiles{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
+  return std::nullopt;
+}
+
 std::optional<MatrixTiles> matrix_tiles_named(std::string_view name) {
   if (name == "auto") return kAutoMatrixTiles;
   if (const auto v = numbers_by_x<5>(name)) return MatrixTiles{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};

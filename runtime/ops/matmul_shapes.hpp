@@ -13,7 +13,12 @@ struct MatmulTiles {
   uint32_t bm = 0, bn = 0, bk = 0;  // workgroup tile
   uint32_t tm = 0, tn = 0;          // per-invocation micro-tile
   uint32_t workgroup_size() const noexcept { return tn && tm ? (bm / tm) * (bn / tn) : 0; }
+  std::string name() const;  // "64x64x16x4x4" (BM x BN x BK x TM x TN), "default" for zeros
+  bool operator==(const MatmulTiles&) const = default;
 };
+// Parses a name as MatmulTiles::name writes it (five positive numbers); nullopt for anything else.
+// Whether a device takes the tiles is checked where the kernel is made (ops::Matmul).
+std::optional<MatmulTiles> matmul_tiles_named(std::string_view name);
 
 // The matrix-unit kernel's tiling (matmul_coopmat.comp): warps_m x warps_n warps of 32 lanes, each
 // frags_m x frags_n fragments of 16 x 16, so bm() x bn() of C per workgroup; bk values of k per

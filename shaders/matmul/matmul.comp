@@ -85,7 +85,9 @@ void main() {
   float acc[TM * TN];
   for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
 
-  for (uint k0 = 0; k0 < p.K; k0 += BK) {
+  // All of k, or this workgroup's slice of it (split-K); a step never crosses a slice's end.
+  const uint k_end = k_slice_end(BK);
+  for (uint k0 = k_slice_begin(BK); k0 < k_end; k0 += BK) {
 #ifdef HALF_MATH
     // Pairs of k per element; BK is even.
     const uint PK = BK / 2;
@@ -142,12 +144,13 @@ void main() {
     barrier();
   }
 
+  const uint c_base = c_slice_offset();
   for (uint i = 0; i < TM; ++i) {
     const uint r = row0 + ty * TM + i;
     if (r >= p.M) break;
     for (uint j = 0; j < TN; ++j) {
       const uint c = col0 + tx * TN + j;
-      if (c < p.N) store_c(p.c_off + r * p.ldc + c, acc[i * TN + j]);
+      if (c < p.N) store_c(c_base + r * p.ldc + c, acc[i * TN + j]);
     }
   }
 }

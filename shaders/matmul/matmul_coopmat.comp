@@ -173,30 +173,33 @@ void main() {
   // A tile wholly inside C, with a 16-byte stride and offset, is stored straight from the
   // fragments (and, when the call adds to C, its sums start from C's values); any other goes
   // through shared memory. The choice is the same for the whole workgroup.
-  const bool whole = row0 + BM <= p.M && col0 + BN <= p.N && p.ldc % 4u == 0u && p.c_off % 4u == 0u;
+  const uint c_base = c_slice_offset();  // C, or this slice's partial product (split-K)
+  const bool whole = row0 + BM <= p.M && col0 + BN <= p.N && p.ldc % 4u == 0u && c_base % 4u == 0u;
   FRAG_C acc[FRAGS_M * FRAGS_N];
   FRAG_UNROLL for (uint f = 0u; f < FRAGS_M * FRAGS_N; ++f) FRAG_ZERO(acc[f]);
   if (holds && whole && p.accumulate != 0u)
     FRAG_UNROLL for (uint i = 0u; i < FRAGS_M; ++i)
       FRAG_UNROLL for (uint j = 0u; j < FRAGS_N; ++j) {
         const uint r = row0 + (warp_m * FRAGS_M + i) * 16u, c = col0 + (warp_n * FRAGS_N + j) * 16u;
-        FRAG_LOAD_ACC(acc[i * FRAGS_N + j], c_data, p.c_off + r * p.ldc + c, p.ldc);
+        FRAG_LOAD_ACC(acc[i * FRAGS_N + j], c_data, c_base + r * p.ldc + c, p.ldc);
       }
 
+  // All of k, or this workgroup's slice of it (split-K); a step never crosses a slice's end.
+  const uint k_begin = k_slice_begin(BK), k_end = k_slice_end(BK);
   uvec4 next_a[A_WORDS], next_b[B_WORDS];
-  FETCH_WORDS(0u);
+  FETCH_WORDS(k_begin);
   if (STAGES == 2u) {
     STORE_WORDS(0u);
     barrier();
   }
   uint buf = 0u;  // the tile buffer of this step
-  for (uint k0 = 0u; k0 < p.K; k0 += BK) {
+  for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
     if (STAGES == 1u) {
       STORE_WORDS(0u);
       barrier();
     }
     // The next step's words, in flight while the matrix units work on this one.
-    const bool more = k0 + BK < p.K;
+    const bool more = k0 + BK < k_end;
     if (more) {
       FETCH_WORDS(k0 + BK);
     }
@@ -227,7 +230,7 @@ void main() {
       FRAG_UNROLL for (uint i = 0u; i < FRAGS_M; ++i)
         FRAG_UNROLL for (uint j = 0u; j < FRAGS_N; ++j) {
           const uint r = row0 + (warp_m * FRAGS_M + i) * 16u, c = col0 + (warp_n * FRAGS_N + j) * 16u;
-          FRAG_STORE(acc[i * FRAGS_N + j], c_data, p.c_off + r * p.ldc + c, p.ldc);
+          FRAG_STORE(acc[i * FRAGS_N + j], c_data, c_base + r * p.ldc + c, p.ldc);
         }
     return;
   }
@@ -239,7 +242,7 @@ void main() {
       for (uint e = tid; e < WARPS_M * WARPS_N * 256u; e += WORKGROUP) {
         const uint w = e / 256u, r = (e % 256u) / 16u, c = e % 16u;
         const uint r0 = row0 + ((w / WARPS_N) * FRAGS_M + i) * 16u, c0 = col0 + ((w % WARPS_N) * FRAGS_N + j) * 16u;
-        if (r0 + r < p.M && c0 + c < p.N) store_c(p.c_off + (r0 + r) * p.ldc + c0 + c, stage[w * 16u * STAGE_LD + r * STAGE_LD + c]);
+        if (r0 + r < p.M && c0 + c < p.N) store_c(c_base + (r0 + r) * p.ldc + c0 + c, stage[w * 16u * STAGE_LD + r * STAGE_LD + c]);
       }
       barrier();
     }

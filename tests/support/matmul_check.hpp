@@ -11,6 +11,7 @@ namespace infini::test {
 struct MatmulResult {
   double nmse;
   size_t guard_violations;
+  bool split_ran = false;  // a split-K call wrote partial products into its scratch
 };
 
 struct MatmulLayout {
@@ -28,6 +29,8 @@ struct MatmulLayout {
   float norm_eps = 0;
   bool glu = false, bias = false;
   uint32_t bias_offset = 3;
+  // Split-K (ops::MatmulChoice::split_k) into this many slices, with room for their partials.
+  uint32_t split_k = 1;
 };
 
 MatmulResult run_matmul(uint32_t m, uint32_t n, uint32_t k, ElementType ta, ElementType tb, ops::MatmulTiles tiles,

@@ -34,16 +34,16 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 nlohmann::json candidates_json(const std::vector<ops::CandidateTiming>& timings) {
   nlohmann::json out = nlohmann::json::array();
   for (const ops::CandidateTiming& t : timings)
-    out.push_back({{"kernel", ops::matmul_kernel_name(t.kernel)},
+    out.push_back({{"kernel", t.choice.name()},
                    {"ms", std::isfinite(t.seconds) ? t.seconds * 1e3 : -1.0},
                    {"nmse", std::isfinite(t.nmse) ? t.nmse : -1.0},
                    {"correct", t.correct}});
   return out;
 }
 
-double time_of(const std::vector<ops::CandidateTiming>& timings, ops::MatmulKernel kernel) {
+double time_of(const std::vector<ops::CandidateTiming>& timings, const ops::MatmulChoice& choice) {
   for (const ops::CandidateTiming& t : timings)
-    if (t.kernel == kernel) return t.seconds;
+    if (t.choice == choice) return t.seconds;
   return INFINITY;
 }
 
@@ -62,7 +62,7 @@ void bench_tune(BenchRun& run) {
     double best = INFINITY;
     for (const ops::CandidateTiming& t : again)
       if (t.correct) best = std::min(best, t.seconds);
-    const double chosen = time_of(again, tuned.kernel), rule = time_of(again, ops::MatmulKernel::Auto);
+    const double chosen = time_of(again, tuned.choice), rule = time_of(again, ops::MatmulChoice{});
     run.emit({{"workload", "tune"},
               {"model", run.options.model},
               {"type", element_name(w.shape.b)},
@@ -70,7 +70,7 @@ void bench_tune(BenchRun& run) {
               {"k", w.shape.k},
               {"measured_rows", w.chunk_rows},
               {"rows", model::kTuneRows},
-              {"chosen", ops::matmul_kernel_name(tuned.kernel)},
+              {"chosen", tuned.choice.name()},
               {"candidates", candidates_json(tuned.timings)},
               {"second_pass", candidates_json(again)},
               // Both from the second pass: the choice's time over the best's (1: it is the best),
@@ -104,9 +104,9 @@ int run_tune(const TuneArgs& args) {
         if (done == total) std::fprintf(stderr, "\r%60s\r", "");
       });
   for (const auto& [shape, tuned] : tunings) {
-    std::printf("%-22s ->  %-10s", model::shape_name(shape).c_str(), std::string(ops::matmul_kernel_name(tuned.kernel)).c_str());
+    std::printf("%-22s ->  %-10s", model::shape_name(shape).c_str(), tuned.choice.name().c_str());
     for (const ops::CandidateTiming& t : tuned.timings) {
-      std::printf("  %s ", std::string(ops::matmul_kernel_name(t.kernel)).c_str());
+      std::printf("  %s ", t.choice.name().c_str());
       if (!std::isfinite(t.seconds)) std::printf("(cannot run)");
       else if (!t.correct) std::printf("%.2f ms (WRONG, nmse %.1e)", t.seconds * 1e3, t.nmse);
       else std::printf("%.2f ms", t.seconds * 1e3);
