@@ -16,18 +16,6 @@
 namespace infini::model {
 namespace {
 
-// Recorded piece shapes kept at most. A steady stream needs a handful (decode: one token, with and
-// without the segment's end; prefill: its piece sizes); a caller feeding pieces of ever new sizes
-// gets recordings made and dropped past this.
-constexpr size_t kMaxRecordedPieces = 512;
-// A piece's timestamps: start, inputs uploaded, outputs computed, end (see StageProfile).
-constexpr uint32_t kTimestamps = 4;
-// With RunnerOptions::time_kernels, room for a timestamp after each dispatch of a piece (a 1.1B
-// model's 22 layers record about 160 for a decode token, 25 a layer for a prefill piece).
-constexpr uint32_t kTimedDispatches = 4096;
-// Dispatches of a decode token's layer at the most (every step apart, biases, Q/K norms, the
-// attention's steps, weights in a few row chunks): bounds a timed decode chain.
-constexpr uint32_t kMostLayerDispatches = 32;
 // A chain's draws hold a uniform for each step but the last (whose token the host picks).
 static_assert(LayerStage::kMaxChain - 1 <= ops::PickToken::kMaxSteps);
 
@@ -108,23 +96,6 @@ bool LayerStage::can_submit_ahead() const noexcept {
   const Pending& last = pending_.back();
   return pending_.size() < slot_count() && (embeds() || receives_shared()) && (has_head() || sends_shared()) &&
          ((last.head.rows == 0 && last.head.top_k == 0) || last.chain_row != 0);
-}
-
-template <typename Record>
-vk::CommandStream& LayerStage::recording(vk::CommandStream* cached, std::unique_ptr<vk::CommandStream>* keep,
-                                         uint32_t tokens, double& record_s, const Record& record) {
-  if (cached) {
-    graph_->advance(tokens);
-    return *cached;
-  }
-  if (keep) *keep = std::make_unique<vk::CommandStream>(device_, timestamp_capacity());
-  vk::CommandStream& stream = keep ? **keep : *stream_;  // the caller keeps *keep once recorded
-  const auto r0 = std::chrono::steady_clock::now();
-  stream.begin();
-  record(stream);
-  stream.end();
-  record_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
-  return stream;
 }
 
 vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<const float> hidden_in,
@@ -234,63 +205,6 @@ vk::SignalToken LayerStage::submit(std::span<const int32_t> tokens, std::span<co
     }
     throw;
   }
-}
-
-uint32_t LayerStage::chain_room() const noexcept {
-  const uint32_t room = segment_room();
-  // Timing every kernel takes a timestamp per dispatch of every step: shorter chains then (a
-  // layer records at most kMostLayerDispatches for a token, the head a few).
-  const uint32_t timed = uint32_t(kTimedDispatches / (kMostLayerDispatches * graph_->layer_count() + 8));
-  const uint32_t most = time_kernels_ ? std::clamp(timed, 1u, kMaxChain) : kMaxChain;
-  return room <= 1 ? 0 : std::min({most, max_piece_, room - 1});
-}
-
-void LayerStage::submit_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k,
-                              uint32_t* picks, uint32_t* ranked, float* last_row) {
-  using Clock = std::chrono::steady_clock;
-  const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
-  const auto t0 = Clock::now();
-  if (!embeds() || !has_head()) throw Error("model: a chain in one submission needs the whole model on one device");
-  if (steps == 0 || steps > chain_room())
-    throw Error("model: a chain of " + std::to_string(steps) + " steps; " + describe() + " takes 1.." +
-                std::to_string(chain_room()) + " now");
-  if (k > ops::TopK::kMaxK || (k == 0 && (!last_row || config_.vocab > ops::PickToken::kMaxRow)))
-    throw Error("model: a chain's steps rank 1.." + std::to_string(ops::TopK::kMaxK) +
-                " logits, or draw from whole rows of at most " + std::to_string(ops::PickToken::kMaxRow) + "; got k " +
-                std::to_string(k) + " of " + std::to_string(config_.vocab));
-  if (!pending_.empty()) throw Error("model: a chain starts with no piece in flight");
-  Scratch& s = *scratch_;
-  const ops::InfiniAttentionLayer& layer0 = graph_->first_attention();
-  const uint32_t open = layer0.open_tokens();
-  const auto h0 = Clock::now();
-  s.ids_io[0].write(0, &first, 4);
-  s.position_io[0].write(0, &open, 4);
-  s.chain_draws_io->write(0, &draws, sizeof draws);
-  const double host_in_s = seconds(h0, Clock::now());
-  const ChainShape shape{steps, layer0.segments_written() == 0, k};
-  double record_s = 0;
-  const auto cached = chains_.find(shape);
-  std::unique_ptr<vk::CommandStream> fresh;
-  vk::CommandStream& ran =
-      recording(cached != chains_.end() ? cached->second.get() : nullptr,
-                chains_.size() < kMaxRecordedPieces ? &fresh : nullptr, steps, record_s,
-                [&](vk::CommandStream& stream) { record_chain(stream, steps, k); });
-  if (fresh) chains_.emplace(shape, std::move(fresh));
-  const auto t_submit = Clock::now();
-  ran.submit();
-  const auto t_submitted = Clock::now();
-  pending_.push_back({&ran, HeadOutput{1, last_row, k, ranked}, 1, steps, 0, picks, false, record_s, host_in_s,
-                      seconds(t0, t_submitted), seconds(t_submit, t_submitted), t_submit});
-}
-
-void LayerStage::take_back(uint32_t tokens) {
-  if (!pending_.empty()) throw Error("model: tokens are taken back with no piece in flight");
-  if (tokens > chain_left_)
-    throw Error("model: cannot take back " + std::to_string(tokens) + " tokens; the last decode chain left " +
-                std::to_string(chain_left_));
-  graph_->take_back(tokens);
-  chain_left_ -= tokens;
-  if (last_row_) *last_row_ -= tokens;  // the head stage's
 }
 
 void LayerStage::finish(std::vector<float>* hidden_out) {

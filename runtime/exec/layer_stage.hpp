@@ -178,7 +178,7 @@ class LayerStage {
   // as recording it would), else one made by `record` into a new stream left in `*keep` for the
   // caller's cache (when it has room; else into the stage's scratch stream). record_s gets the
   // recording's host time.
-  // (A template, defined and used in layer_stage.cpp: no std::function allocated per piece.)
+  // (A template, defined in layer_stage_scratch.hpp: no std::function allocated per piece.)
   template <typename Record>
   vk::CommandStream& recording(vk::CommandStream* cached, std::unique_ptr<vk::CommandStream>* keep, uint32_t tokens,
                                double& record_s, const Record& record);

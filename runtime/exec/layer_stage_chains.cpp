@@ -7,6 +7,64 @@
 
 namespace infini::model {
 
+uint32_t LayerStage::chain_room() const noexcept {
+  const uint32_t room = segment_room();
+  // Timing every kernel takes a timestamp per dispatch of every step: shorter chains then (a
+  // layer records at most kMostLayerDispatches for a token, the head a few).
+  const uint32_t timed = uint32_t(kTimedDispatches / (kMostLayerDispatches * graph_->layer_count() + 8));
+  const uint32_t most = time_kernels_ ? std::clamp(timed, 1u, kMaxChain) : kMaxChain;
+  return room <= 1 ? 0 : std::min({most, max_piece_, room - 1});
+}
+
+void LayerStage::submit_chain(int32_t first, uint32_t steps, const ops::PickToken::Draws& draws, uint32_t k,
+                              uint32_t* picks, uint32_t* ranked, float* last_row) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  const auto t0 = Clock::now();
+  if (!embeds() || !has_head()) throw Error("model: a chain in one submission needs the whole model on one device");
+  if (steps == 0 || steps > chain_room())
+    throw Error("model: a chain of " + std::to_string(steps) + " steps; " + describe() + " takes 1.." +
+                std::to_string(chain_room()) + " now");
+  if (k > ops::TopK::kMaxK || (k == 0 && (!last_row || config_.vocab > ops::PickToken::kMaxRow)))
+    throw Error("model: a chain's steps rank 1.." + std::to_string(ops::TopK::kMaxK) +
+                " logits, or draw from whole rows of at most " + std::to_string(ops::PickToken::kMaxRow) + "; got k " +
+                std::to_string(k) + " of " + std::to_string(config_.vocab));
+  if (!pending_.empty()) throw Error("model: a chain starts with no piece in flight");
+  Scratch& s = *scratch_;
+  const ops::InfiniAttentionLayer& layer0 = graph_->first_attention();
+  const uint32_t open = layer0.open_tokens();
+  const auto h0 = Clock::now();
+  s.ids_io[0].write(0, &first, 4);
+  s.position_io[0].write(0, &open, 4);
+  s.chain_draws_io->write(0, &draws, sizeof draws);
+  const double host_in_s = seconds(h0, Clock::now());
+  const ChainShape shape{steps, layer0.segments_written() == 0, k};
+  double record_s = 0;
+  const auto cached = chains_.find(shape);
+  std::unique_ptr<vk::CommandStream> fresh;
+  vk::CommandStream& ran =
+      recording(cached != chains_.end() ? cached->second.get() : nullptr,
+                chains_.size() < kMaxRecordedPieces ? &fresh : nullptr, steps, record_s,
+                [&](vk::CommandStream& stream) { record_chain(stream, steps, k); });
+  if (fresh) chains_.emplace(shape, std::move(fresh));
+  const auto t_submit = Clock::now();
+  ran.submit();
+  const auto t_submitted = Clock::now();
+  pending_.push_back({&ran, HeadOutput{1, last_row, k, ranked}, 1, steps, 0, picks, false, record_s, host_in_s,
+                      seconds(t0, t_submitted), seconds(t_submit, t_submitted), t_submit});
+}
+
+void LayerStage::take_back(uint32_t tokens) {
+  if (!pending_.empty()) throw Error("model: tokens are taken back with no piece in flight");
+  if (tokens > chain_left_)
+    throw Error("model: cannot take back " + std::to_string(tokens) + " tokens; the last decode chain left " +
+                std::to_string(chain_left_));
+  graph_->take_back(tokens);
+  chain_left_ -= tokens;
+  if (last_row_) *last_row_ -= tokens;  // the head stage's
+}
+
+
 void LayerStage::record_chain(vk::CommandStream& stream, uint32_t steps, uint32_t k) {
   Scratch& s = *scratch_;
   const vk::Buffer& ranked = s.ranked_io.device_buffer();

@@ -2,6 +2,7 @@
 // LayerStage's staged buffers: what the host writes before a piece and reads after it (private to
 // exec/layer_stage*.cpp).
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -13,6 +14,19 @@
 namespace infini::model {
 
 inline vk::BufferRange whole(const vk::Buffer& b) { return vk::BufferRange::whole(b); }
+
+// Recorded piece shapes kept at most. A steady stream needs a handful (decode: one token, with and
+// without the segment's end; prefill: its piece sizes); a caller feeding pieces of ever new sizes
+// gets recordings made and dropped past this.
+inline constexpr size_t kMaxRecordedPieces = 512;
+// A piece's timestamps: start, inputs uploaded, outputs computed, end (see StageProfile).
+inline constexpr uint32_t kTimestamps = 4;
+// With RunnerOptions::time_kernels, room for a timestamp after each dispatch of a piece (a 1.1B
+// model's 22 layers record about 160 for a decode token, 25 a layer for a prefill piece).
+inline constexpr uint32_t kTimedDispatches = 4096;
+// Dispatches of a decode token's layer at the most (every step apart, biases, Q/K norms, the
+// attention's steps, weights in a few row chunks): bounds a timed decode chain.
+inline constexpr uint32_t kMostLayerDispatches = 32;
 
 // A buffer the host reads or writes around each piece.
 inline vk::StagedBuffer staged(vk::Device& device, uint64_t words, vk::StagingDirection direction, const char* label) {
@@ -63,5 +77,23 @@ struct LayerStage::Scratch {
     return no_host_out ? vk::StagingDirection::ToDevice : vk::StagingDirection::Both;
   }
 };
+
+// LayerStage::recording (a template shared by the piece and chain submissions).
+template <typename Record>
+inline vk::CommandStream& LayerStage::recording(vk::CommandStream* cached, std::unique_ptr<vk::CommandStream>* keep,
+                                         uint32_t tokens, double& record_s, const Record& record) {
+  if (cached) {
+    graph_->advance(tokens);
+    return *cached;
+  }
+  if (keep) *keep = std::make_unique<vk::CommandStream>(device_, timestamp_capacity());
+  vk::CommandStream& stream = keep ? **keep : *stream_;  // the caller keeps *keep once recorded
+  const auto r0 = std::chrono::steady_clock::now();
+  stream.begin();
+  record(stream);
+  stream.end();
+  record_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+  return stream;
+}
 
 }  // namespace infini::model
