@@ -70,6 +70,9 @@ TEST_CASE("the tuner chooses the fastest correct candidate, deterministically", 
   wrong.push_back({{MatmulKernel::TiledHalf}, 0.1, 0.5, false});
   wrong.push_back({split4, 0.05, 0.2, false});
   CHECK(ops::choose_kernel(wrong) == MatmulChoice{MatmulKernel::Registers});
+  // The rule stays unless a candidate beats it by more than the noise margin.
+  const std::vector<CandidateTiming> close = {{{MatmulKernel::Auto}, 2.0, 1e-14, true}, {tall, 1.99, 1e-14, true}};
+  CHECK(ops::choose_kernel(close) == MatmulChoice{});
   // Nothing correct: the rule.
   const std::vector<CandidateTiming> none = {{{MatmulKernel::Auto}, 2.0, 1.0, false}, {{MatmulKernel::Tiled}, 1.0, 1.0, false}};
   CHECK(ops::choose_kernel(none) == MatmulChoice{});

@@ -84,10 +84,13 @@ double candidate_tolerance(MatmulKernel kernel) {
 }
 
 MatmulChoice choose_kernel(std::span<const CandidateTiming> timings) {
-  const CandidateTiming* best = nullptr;
-  for (const CandidateTiming& t : timings)
+  const CandidateTiming *best = nullptr, *rule = nullptr;
+  for (const CandidateTiming& t : timings) {
     if (t.correct && (!best || t.seconds < best->seconds)) best = &t;
-  return best ? best->choice : MatmulChoice{};
+    if (t.correct && t.choice == MatmulChoice{}) rule = &t;
+  }
+  if (!best || (rule && best->seconds * (1 + kRuleMargin) > rule->seconds)) return MatmulChoice{};
+  return best->choice;
 }
 
 std::vector<CandidateTiming> time_piece_candidates(vk::Device& device, ElementType b, const vk::BufferRange& weight,

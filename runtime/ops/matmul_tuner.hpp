@@ -46,7 +46,10 @@ inline constexpr double kExploreRatio = 2.0;
 // arithmetic, f16 rounding of the operands for the f16-arithmetic and matrix-unit kernels.
 double candidate_tolerance(MatmulKernel kernel);
 
-// The fastest correct candidate, the earliest of equal times; Auto when none is correct.
+// The fastest correct candidate, the earliest of equal times; Auto when none is correct, or when
+// the rule (Auto) is correct and the fastest beats it by less than kRuleMargin (3%): a difference
+// the timings' noise could make, which would only make the choice flap between runs.
+inline constexpr double kRuleMargin = 0.03;
 MatmulChoice choose_kernel(std::span<const CandidateTiming> timings);
 
 // Times every candidate (but the one Auto already runs) on C[rows][n] = A[rows][k] * W^T with W the weight's `n` rows of `k`

@@ -5,10 +5,12 @@
 // against the best of a second, independent pass (the tuner's noise) and against today's rule.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "api/context_access.hpp"
 #include "bench.hpp"
@@ -104,9 +106,17 @@ int run_tune(const TuneArgs& args) {
         if (done == total) std::fprintf(stderr, "\r%60s\r", "");
       });
   for (const auto& [shape, tuned] : tunings) {
-    std::printf("%-22s ->  %-10s", model::shape_name(shape).c_str(), tuned.choice.name().c_str());
-    for (const ops::CandidateTiming& t : tuned.timings) {
-      std::printf("  %s ", t.choice.name().c_str());
+    // The choice, then every candidate from the fastest, a few a line; wrong or impossible ones last.
+    std::vector<ops::CandidateTiming> order = tuned.timings;
+    std::stable_sort(order.begin(), order.end(), [](const ops::CandidateTiming& x, const ops::CandidateTiming& y) {
+      return x.correct != y.correct ? x.correct : x.correct && x.seconds < y.seconds;
+    });
+    const double rule = time_of(tuned.timings, ops::MatmulChoice{}), chosen = time_of(tuned.timings, tuned.choice);
+    std::printf("%-22s -> %s", model::shape_name(shape).c_str(), tuned.choice.name().c_str());
+    if (std::isfinite(rule) && std::isfinite(chosen) && chosen > 0) std::printf(" (the rule takes %.2fx its time)", rule / chosen);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const ops::CandidateTiming& t = order[i];
+      std::printf("%s%s ", i % 4 == 0 ? "\n    " : ",  ", t.choice.name().c_str());
       if (!std::isfinite(t.seconds)) std::printf("(cannot run)");
       else if (!t.correct) std::printf("%.2f ms (WRONG, nmse %.1e)", t.seconds * 1e3, t.nmse);
       else std::printf("%.2f ms", t.seconds * 1e3);
