@@ -1,4 +1,4 @@
-// The autotuner (ops/matmul_tuner.hpp, graph/matmul_tuning.hpp): its choice from a timing table
+// The autotuner (ops/matmul_tuner.hpp, graph/kernel_tuning.hpp): its choice from a timing table
 // (injected here) is the fastest correct candidate, deterministic, never a wrong one; the cache
 // file round-trips and a damaged, foreign or stale one is refused; on the device every candidate
 // it measures gives the reference kernel's product; and a model whose weights were tuned computes
@@ -13,8 +13,11 @@
 #include "exec/llama_runner.hpp"
 #include "formats/gguf_file.hpp"
 #include "graph/device_weights.hpp"
-#include "graph/matmul_tuning.hpp"
+#include "graph/llama_graph.hpp"
+#include "graph/kernel_tuning.hpp"
 #include "model/llama_loader.hpp"
+#include "ops/attention_kernels.hpp"
+#include "ops/attention_tuner.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matmul_tuner.hpp"
 #include "reference/llama_reference.hpp"
@@ -142,20 +145,29 @@ TEST_CASE_METHOD(GpuTest, "every tiling and split the tuner may try gives the fl
 TEST_CASE_METHOD(GpuTest, "the tuning cache round-trips, and a damaged, foreign or stale one is refused",
                  "[gpu][tuner]") {
   const vk::Capabilities& caps = dev().caps();
-  model::MatmulTunings t;
+  model::KernelTunings t;
   const MatmulChoice split{MatmulKernel::Matrix, {}, {2, 4, 4, 4, 32}, 4};
-  t[{ElementType::Q4_0, 2048, 2048}] = {{MatmulKernel::Lanes}, {}};
-  t[{ElementType::F16, 32000, 2048}] = {{MatmulKernel::Tiled, {128, 64, 16, 8, 4}}, {}};
-  t[{ElementType::F16, 256, 2048}] = {split, {}};
-  const uint64_t digest = ops::matmul_kernels_digest();
+  t.matmuls[{ElementType::Q4_0, 2048, 2048}] = {{MatmulKernel::Lanes}, {}};
+  t.matmuls[{ElementType::F16, 32000, 2048}] = {{MatmulKernel::Tiled, {128, 64, 16, 8, 4}}, {}};
+  t.matmuls[{ElementType::F16, 256, 2048}] = {split, {}};
+  const model::AttentionShapeKey segments{16, 4, 64, 64, 2048, false, ElementType::F32};
+  const model::AttentionShapeKey window{8, 8, 32, 32, 1024, true, ElementType::F16};
+  t.attention[segments] = {ops::AttentionKernel::Rows, {}};
+  t.attention[window] = {ops::AttentionKernel::Matrix, {}};
+  const uint64_t digest = model::tuning_kernels_digest();
   const std::string text = model::encode_tunings(t, caps, digest);
   std::string why;
   const auto back = model::decode_tunings(text, caps, digest, why);
   REQUIRE(back.has_value());
-  CHECK(back->size() == 3);
-  CHECK(back->at({ElementType::Q4_0, 2048, 2048}).choice == MatmulChoice{MatmulKernel::Lanes});
-  CHECK(back->at({ElementType::F16, 32000, 2048}).choice == MatmulChoice{MatmulKernel::Tiled, {128, 64, 16, 8, 4}});
-  CHECK(back->at({ElementType::F16, 256, 2048}).choice == split);
+  CHECK(back->matmuls.size() == 3);
+  CHECK(back->matmuls.at({ElementType::Q4_0, 2048, 2048}).choice == MatmulChoice{MatmulKernel::Lanes});
+  CHECK(back->matmuls.at({ElementType::F16, 32000, 2048}).choice == MatmulChoice{MatmulKernel::Tiled, {128, 64, 16, 8, 4}});
+  CHECK(back->matmuls.at({ElementType::F16, 256, 2048}).choice == split);
+  CHECK(back->attention.size() == 2);
+  CHECK(back->attention.at(segments).kernel == ops::AttentionKernel::Rows);
+  CHECK(back->attention.at(window).kernel == ops::AttentionKernel::Matrix);
+  // The digest covers the attention and memory kernels too.
+  CHECK(model::tuning_kernels_digest() != ops::matmul_kernels_digest());
 
   struct Bad {
     const char* name;
@@ -255,9 +267,13 @@ TEST_CASE_METHOD(GpuTest, "a tuned model computes the reference's logits, measur
   size_t measured = 0;
   {
     const model::DeviceWeights tuned(dev(), weights, {0, c.layers}, model::TuneMode::Auto);
-    CHECK(tuned.tunings().size() == model::weights_to_tune(tuned, c).size());
-    for (const auto& [shape, t] : tuned.tunings()) measured += t.timings.empty() ? 0 : 1;
-    CHECK(measured == tuned.tunings().size());  // nothing cached yet: every shape measured
+    CHECK(tuned.tunings().matmuls.size() == model::weights_to_tune(tuned, c).size());
+    for (const auto& [shape, t] : tuned.tunings().matmuls) measured += t.timings.empty() ? 0 : 1;
+    CHECK(measured == tuned.tunings().matmuls.size());  // nothing cached yet: every shape measured
+    // And the attention layers' family, under the model's options.
+    REQUIRE(tuned.tunings().attention.size() == 1);
+    CHECK(tuned.tunings().attention.begin()->first == model::attention_key(c, c.infini));
+    CHECK_FALSE(tuned.tunings().attention.begin()->second.timings.empty());
   }
   CHECK(std::filesystem::exists(model::tuning_cache_path(cache.dir, dev().caps())));
   // From the cache now: nothing measured, the same choices; a runner on it computes the reference.
@@ -268,7 +284,8 @@ TEST_CASE_METHOD(GpuTest, "a tuned model computes the reference's logits, measur
   model::LlamaRunner runner(dev(), weights, o);
   CHECK(nmse(std::span<const float>(runner.forward(ids, true)), std::span<const double>(want)) <= 1e-5);
   const model::DeviceWeights cached(dev(), weights, {0, c.layers}, model::TuneMode::Auto);
-  for (const auto& [shape, t] : cached.tunings()) CHECK(t.timings.empty());
+  for (const auto& [shape, t] : cached.tunings().matmuls) CHECK(t.timings.empty());
+  for (const auto& [shape, t] : cached.tunings().attention) CHECK(t.timings.empty());
   // A damaged cache is ignored (with a line on stderr) and measured again.
   {
     std::fstream f(model::tuning_cache_path(cache.dir, dev().caps()), std::ios::in | std::ios::out | std::ios::binary);
@@ -276,7 +293,8 @@ TEST_CASE_METHOD(GpuTest, "a tuned model computes the reference's logits, measur
     f.put('#');
   }
   const model::DeviceWeights remeasured(dev(), weights, {0, c.layers}, model::TuneMode::Auto);
-  for (const auto& [shape, t] : remeasured.tunings()) CHECK_FALSE(t.timings.empty());
+  for (const auto& [shape, t] : remeasured.tunings().matmuls) CHECK_FALSE(t.timings.empty());
+  for (const auto& [shape, t] : remeasured.tunings().attention) CHECK_FALSE(t.timings.empty());
   // Off: no choices, the rules.
   const model::DeviceWeights untuned(dev(), weights, {0, c.layers}, model::TuneMode::Off);
   CHECK(untuned.tunings().empty());
@@ -284,7 +302,7 @@ TEST_CASE_METHOD(GpuTest, "a tuned model computes the reference's logits, measur
   // nothing kept (a line on stderr says so), so the next open measures them.
   const std::filesystem::path kept = model::tuning_cache_path(cache.dir, dev().caps());
   std::filesystem::remove(kept);
-  CHECK(model::tune_matmuls(untuned, c, model::TuneMode::Force, {}, 0.0).empty());
+  CHECK(model::tune_kernels(untuned, c, c.infini, model::TuneMode::Force, {}, 0.0).empty());
   CHECK_FALSE(std::filesystem::exists(kept));
 }
 
@@ -314,19 +332,120 @@ TEST_CASE_METHOD(GpuTest, "a model whose weights run split over k or in other ti
                                   {MatmulKernel::Tiled, {128, 64, 16, 8, 4}}};
   for (const MatmulChoice& choice : choices) {
     INFO(choice.name());
-    model::MatmulTunings all;
+    model::KernelTunings all;
     {
       const model::DeviceWeights off(dev(), weights, {0, c.layers}, model::TuneMode::Off);
-      for (const model::WeightToTune& w : model::weights_to_tune(off, c)) all[w.shape] = {choice, {}};
+      for (const model::WeightToTune& w : model::weights_to_tune(off, c)) all.matmuls[w.shape] = {choice, {}};
     }
-    const std::string text = model::encode_tunings(all, dev().caps(), ops::matmul_kernels_digest());
+    const std::string text = model::encode_tunings(all, dev().caps(), model::tuning_kernels_digest());
     std::filesystem::create_directories(cache.dir);
     std::ofstream(model::tuning_cache_path(cache.dir, dev().caps()), std::ios::binary) << text;
     const model::DeviceWeights from_cache(dev(), weights, {0, c.layers}, model::TuneMode::Auto);
-    for (const auto& [shape, t] : from_cache.tunings()) CHECK(t.choice == choice);
+    for (const auto& [shape, t] : from_cache.tunings().matmuls) CHECK(t.choice == choice);
     model::RunnerOptions o;
     o.infini = c.infini;
     o.max_piece = 70;  // pieces of 70 and 30 rows: the choice, then the rule
+    o.tune = model::TuneMode::Auto;
+    model::LlamaRunner runner(dev(), weights, o);
+    CHECK(nmse(std::span<const float>(runner.forward(ids, true)), std::span<const double>(want)) <= 1e-9);
+  }
+}
+
+// The attention families (ops/attention_tuner.hpp): from a timing table, the rule stays unless a
+// family is no slower at prefill and decode and faster at one; on the device every family it
+// measures gives the tiled family's outputs; and a graph whose weights' cache names a family runs
+// it and computes the float64 reference's logits.
+TEST_CASE("the attention tuner replaces the rule only with a family no slower at prefill or decode", "[tuner]") {
+  using ops::AttentionKernel;
+  using ops::AttentionTiming;
+  const AttentionTiming rule{AttentionKernel::Auto, 1.0, 0.010, 0, true};
+  // Faster prefill, decode no slower (within the margin): chosen.
+  CHECK(ops::choose_attention_family(std::vector<AttentionTiming>{
+            rule, {AttentionKernel::Tiled, 0.5, 0.0101, 1e-14, true}}) == AttentionKernel::Tiled);
+  // Faster prefill but slower decode: the rule.
+  CHECK(ops::choose_attention_family(std::vector<AttentionTiming>{
+            rule, {AttentionKernel::Tiled, 0.5, 0.02, 1e-14, true}}) == AttentionKernel::Auto);
+  // Within the noise at both: the rule.
+  CHECK(ops::choose_attention_family(std::vector<AttentionTiming>{
+            rule, {AttentionKernel::Rows, 0.99, 0.0099, 1e-14, true}}) == AttentionKernel::Auto);
+  // Of two that qualify, the smaller sum of relative times; a wrong one never.
+  CHECK(ops::choose_attention_family(std::vector<AttentionTiming>{rule,
+                                                                  {AttentionKernel::Tiled, 0.5, 0.010, 1e-14, true},
+                                                                  {AttentionKernel::Rows, 0.8, 0.005, 1e-14, true},
+                                                                  {AttentionKernel::Matrix, 0.1, 0.001, 0.5, false}}) ==
+        AttentionKernel::Rows);
+  // No correct rule to compare with: the rule.
+  CHECK(ops::choose_attention_family(std::vector<AttentionTiming>{{AttentionKernel::Auto, 1, 1, 1, false},
+                                                                  {AttentionKernel::Tiled, 0.5, 0.5, 0, true}}) ==
+        AttentionKernel::Auto);
+}
+
+TEST_CASE_METHOD(GpuTest, "every attention family the tuner measures gives the tiled family's outputs", "[gpu][tuner]") {
+  const AttentionShape shape{4, 2, 32, 32};
+  InfiniOptions options;
+  options.segment = 64;
+  for (const bool sliding : {false, true}) {
+    INFO((sliding ? "sliding context" : "segments"));
+    InfiniOptions o = options;
+    if (sliding) {
+      o.memory = false;
+      o.sliding = true;
+      o.sinks = 4;
+    }
+    const std::vector<ops::AttentionTiming> timings = ops::time_attention_candidates(dev(), shape, o, ElementType::F32, 40, 2);
+    REQUIRE(timings.size() >= 2);
+    CHECK(timings.front().kernel == ops::AttentionKernel::Auto);
+    for (const ops::AttentionTiming& t : timings) {
+      INFO(ops::attention_kernel_name(t.kernel));
+      CHECK(t.correct);
+      CHECK(t.nmse <= ops::attention_tolerance(t.kernel));
+      CHECK(t.piece_seconds > 0);
+      CHECK(t.decode_seconds > 0);
+    }
+  }
+}
+
+TEST_CASE_METHOD(GpuTest, "a graph runs the attention family its weights' cache names and computes the reference's logits",
+                 "[gpu][tuner][model]") {
+  const ScopedCacheDir cache;
+  model::RandomLlamaOptions r;
+  r.vocab = 200;
+  r.embd = 64;
+  r.heads = 4;
+  r.heads_kv = 2;
+  r.ffn = 128;
+  r.segment = 32;
+  const std::vector<std::byte> bytes = model::random_llama(r).to_bytes();
+  const model::GgufFile file(bytes, "attention.gguf");
+  const model::LlamaWeights weights = model::load_llama(file);
+  const model::LlamaConfig& c = weights.config;
+  std::vector<int32_t> ids(80);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 13 + 3) % 200);
+  const std::vector<double> want = model::LlamaReference(weights, c.infini).prefill(ids);
+  for (const ops::AttentionKernel family : {ops::AttentionKernel::Tiled, ops::AttentionKernel::Rows}) {
+    INFO(ops::attention_kernel_name(family));
+    model::KernelTunings t;
+    t.attention[model::attention_key(c, c.infini)] = {family, {}};
+    std::filesystem::create_directories(cache.dir);
+    std::ofstream(model::tuning_cache_path(cache.dir, dev().caps()), std::ios::binary)
+        << model::encode_tunings(t, dev().caps(), model::tuning_kernels_digest());
+    auto tuned = std::make_shared<const model::DeviceWeights>(dev(), weights, model::LayerRange{0, c.layers},
+                                                              model::TuneMode::Auto);
+    CHECK(tuned->attention_choice(model::attention_key(c, c.infini)) == family);
+    model::GraphOptions g;
+    g.infini = c.infini;
+    const model::LlamaGraph graph(dev(), tuned, c, g, 16, true);
+    CHECK(graph.first_attention().attention_kernel() == family);
+    // Under another segment length the key differs: the rule.
+    model::GraphOptions other = g;
+    other.infini.segment = 48;
+    const model::LlamaGraph rule(dev(), tuned, c, other, 16, true);
+    CHECK(rule.first_attention().attention_kernel() ==
+          ops::choose_attention_kernel(ops::AttentionKernel::Auto, {int(c.heads), int(c.heads_kv), int(c.head_dim),
+                                                                    int(c.head_dim)},
+                                       dev().caps()));
+    model::RunnerOptions o;
+    o.infini = c.infini;
     o.tune = model::TuneMode::Auto;
     model::LlamaRunner runner(dev(), weights, o);
     CHECK(nmse(std::span<const float>(runner.forward(ids, true)), std::span<const double>(want)) <= 1e-9);

@@ -21,9 +21,10 @@ struct DeviceDescription {
   std::string capabilities;  // one-line summary: memory, subgroups, fp16, int8, ...
   bool usable = false;       // Vulkan 1.1 or newer with a compute queue
   bool default_choice = false;
-  // The autotuner's kept choices on this device ("q4_0 2048x2048: lanes"; `infini tune`), and
-  // why its cache was not read when it is damaged or stale (empty when there is none).
-  std::vector<std::string> tuned_matmuls;
+  // The autotuner's kept choices on this device ("q4_0 2048x2048: lanes", "attention 16/4 heads
+  // of 64, segment 2048: rows"; `infini tune`), and why its cache was not read when it is
+  // damaged or stale (empty when there is none).
+  std::vector<std::string> tuned_kernels;
   std::string tuning_cache_problem;
 };
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "graph/matmul_tuning.hpp"
+#include "graph/kernel_tuning.hpp"
 #include "api/context_access.hpp"
 #include "exec/handoff.hpp"
 #include "exec/layer_split.hpp"
@@ -79,8 +79,11 @@ DeviceDescription describe(const vk::Capabilities& c, size_t index) {
   d.capabilities = capability_line(c);
   d.usable = c.usable;
   if (const auto tuned = model::read_tuning_cache(c, d.tuning_cache_problem))
-    for (const auto& [shape, t] : *tuned)
-      d.tuned_matmuls.push_back(model::shape_name(shape) + ": " + t.choice.name());
+  {
+    for (const auto& [shape, t] : tuned->matmuls) d.tuned_kernels.push_back(model::shape_name(shape) + ": " + t.choice.name());
+    for (const auto& [shape, t] : tuned->attention)
+      d.tuned_kernels.push_back(model::shape_name(shape) + ": " + ops::attention_kernel_name(t.kernel));
+  }
   return d;
 }
 

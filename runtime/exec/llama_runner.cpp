@@ -124,8 +124,8 @@ LlamaRunner::LlamaRunner(std::span<vk::Device* const> devices, const LlamaWeight
     const LayerRange range{first, first + counts[i]};
     try {
       std::shared_ptr<const DeviceWeights> copy =
-          cache ? cache->get(*devices[i], weights, range, options_.tune)
-                : std::make_shared<const DeviceWeights>(*devices[i], weights, range, options_.tune);
+          cache ? cache->get(*devices[i], weights, range, options_.tune, &options_.infini)
+                : std::make_shared<const DeviceWeights>(*devices[i], weights, range, options_.tune, &options_.infini);
       stages_.push_back(std::make_unique<LayerStage>(*devices[i], std::move(copy), config_, options_, std::move(slots[u])));
     } catch (const std::exception& e) {  // name the device and its layers when there are several
       if (devices.size() == 1) throw;

@@ -14,7 +14,7 @@
 #include "infini/attention_options.hpp"
 #include "infini/model.hpp"
 #include "graph/graph_options.hpp"
-#include "graph/matmul_tuning.hpp"
+#include "graph/kernel_tuning.hpp"
 #include "model/llama_weights.hpp"
 #include "sampling/sampler.hpp"
 #include "ops/infini_attention_layer.hpp"
@@ -47,7 +47,7 @@ struct RunnerOptions : GraphOptions {
   // Most sessions of a model on one device that decode together in one batched step
   // (exec/step_batcher.hpp); 1: none do.
   uint32_t max_batch = kDefaultMaxBatch;
-  // How the prefill pieces' matmul kernels are chosen (graph/matmul_tuning.hpp): Off keeps the
+  // How the prefill pieces' matmul kernels are chosen (graph/kernel_tuning.hpp): Off keeps the
   // rules; a Model takes INFINI_TUNE (default auto).
   TuneMode tune = TuneMode::Off;
 };

@@ -94,7 +94,8 @@ static void check_stage_fits(const vk::Device& device, const LlamaWeights& w, La
                 std::to_string(heap) + " bytes (" + std::to_string(heap >> 20) + " MiB)");
 }
 
-DeviceWeights::DeviceWeights(vk::Device& device, const LlamaWeights& weights, LayerRange range, TuneMode tune)
+DeviceWeights::DeviceWeights(vk::Device& device, const LlamaWeights& weights, LayerRange range, TuneMode tune,
+                             const InfiniOptions* attention)
     : device_(device), range_(range), token_embd_type_(weights.token_embd.type), output_type_(weights.output.type) {
   const LlamaConfig& c = weights.config;
   if (range.first < 0 || range.last > c.layers || range.count() < 1)
@@ -113,26 +114,36 @@ DeviceWeights::DeviceWeights(vk::Device& device, const LlamaWeights& weights, La
   }
   // Measured once per shape and device (then cached on disk): say so where someone watches.
   const bool watched = ::isatty(2) != 0;
-  tunings_ = tune_matmuls(*this, c, tune, [&](size_t done, size_t total, const MatmulShapeKey&) {
-    if (watched)
-      std::fprintf(stderr, "\rinfini: measuring matmul kernels on %s: %zu of %zu shapes%s", device.caps().name.c_str(),
-                   done, total, done == total ? "\n" : "");
-  }, kOpenTuneSeconds);
+  tunings_ = tune_kernels(
+      *this, c, attention ? *attention : c.infini, tune,
+      [&](size_t done, size_t total, const std::string&) {
+        if (watched)
+          std::fprintf(stderr, "\rinfini: measuring kernels on %s: %zu of %zu shapes%s", device.caps().name.c_str(), done,
+                       total, done == total ? "\n" : "");
+      },
+      kOpenTuneSeconds);
 }
 
 std::optional<ops::MatmulChoice> DeviceWeights::piece_choice(ElementType b, int64_t n, int64_t k) const {
-  const auto it = tunings_.find({b, uint32_t(n), uint32_t(k)});
-  if (it == tunings_.end()) return std::nullopt;
+  const auto it = tunings_.matmuls.find({b, uint32_t(n), uint32_t(k)});
+  if (it == tunings_.matmuls.end()) return std::nullopt;
   return it->second.choice;
 }
 
+std::optional<ops::AttentionKernel> DeviceWeights::attention_choice(const AttentionShapeKey& key) const {
+  const auto it = tunings_.attention.find(key);
+  if (it == tunings_.attention.end() || it->second.kernel == ops::AttentionKernel::Auto) return std::nullopt;
+  return it->second.kernel;
+}
+
 std::shared_ptr<const DeviceWeights> DeviceWeightCache::get(vk::Device& device, const LlamaWeights& weights,
-                                                            LayerRange range, TuneMode tune) {
+                                                            LayerRange range, TuneMode tune,
+                                                            const InfiniOptions* attention) {
   std::lock_guard lock(mutex_);
   std::erase_if(copies_, [](const auto& entry) { return entry.second.expired(); });
   std::weak_ptr<const DeviceWeights>& slot = copies_[Key{&device, range.first, range.last}];
   if (auto held = slot.lock()) return held;
-  auto made = std::make_shared<const DeviceWeights>(device, weights, range, tune);  // under the lock: one upload
+  auto made = std::make_shared<const DeviceWeights>(device, weights, range, tune, attention);  // under the lock: one upload
   slot = made;
   return made;
 }

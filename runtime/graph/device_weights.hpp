@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "graph/matmul_tuning.hpp"
+#include "graph/kernel_tuning.hpp"
 #include "model/llama_weights.hpp"
 #include "ops/row_chunks.hpp"
 #include "vk/buffer.hpp"
@@ -47,8 +47,11 @@ class DeviceWeights {
   // Uploads the tensors of `range` (the embedding when it starts at layer 0, the final norm and
   // the output matrix when it ends at the last layer). Throws naming the device when they exceed
   // its largest memory heap (before uploading anything). `tune`: how the prefill pieces' matmul
-  // kernels are chosen for these weights (graph/matmul_tuning.hpp); Off keeps the rules.
-  DeviceWeights(vk::Device& device, const LlamaWeights& weights, LayerRange range, TuneMode tune = TuneMode::Off);
+  // kernels and the attention family are chosen for these weights (graph/kernel_tuning.hpp); Off
+  // keeps the rules. The attention is measured under `attention` (a runner's options; null: the
+  // model's own); graphs under other segment lengths or contexts keep the rule.
+  DeviceWeights(vk::Device& device, const LlamaWeights& weights, LayerRange range, TuneMode tune = TuneMode::Off,
+                const InfiniOptions* attention = nullptr);
 
   vk::Device& device() const noexcept { return device_; }
   LayerRange range() const noexcept { return range_; }
@@ -62,9 +65,11 @@ class DeviceWeights {
   ElementType token_embd_type() const noexcept { return token_embd_type_; }
   ElementType output_type() const noexcept { return output_type_; }
   // The autotuner's choices for these weights (empty when tuning is off).
-  const MatmulTunings& tunings() const noexcept { return tunings_; }
+  const KernelTunings& tunings() const noexcept { return tunings_; }
   // The kernel a prefill piece's product with a weight of this type and shape runs, when tuned.
   std::optional<ops::MatmulChoice> piece_choice(ElementType b, int64_t n, int64_t k) const;
+  // The attention family of layers of this key, when tuned to other than the rule.
+  std::optional<ops::AttentionKernel> attention_choice(const AttentionShapeKey& key) const;
 
  private:
   vk::Device& device_;
@@ -74,7 +79,7 @@ class DeviceWeights {
   std::unique_ptr<vk::Buffer> output_norm_;     // head
   std::unique_ptr<ops::RowChunks> output_;      // head, not tied
   ElementType token_embd_type_, output_type_;
-  MatmulTunings tunings_;
+  KernelTunings tunings_;
 };
 
 // The bytes the weights of `range` take on a device (matrices as stored, vectors as f32), before
@@ -87,7 +92,7 @@ uint64_t device_weight_bytes(const LlamaWeights& weights, LayerRange range);
 class DeviceWeightCache {
  public:
   std::shared_ptr<const DeviceWeights> get(vk::Device& device, const LlamaWeights& weights, LayerRange range,
-                                           TuneMode tune = TuneMode::Off);
+                                           TuneMode tune = TuneMode::Off, const InfiniOptions* attention = nullptr);
   // The split `compute()` gives for these devices the first time they are asked for.
   std::vector<int64_t> split(std::span<vk::Device* const> devices, const std::function<std::vector<int64_t>()>& compute);
 

@@ -125,6 +125,11 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
     if (options.matmul_kernel != ops::MatmulKernel::Auto) return std::nullopt;
     return weights_->piece_choice(b, n, k);
   };
+  // The tuned attention family likewise, for layers of the shape and cache it was measured with.
+  const ops::AttentionKernel attention_kernel =
+      options.kernel != ops::AttentionKernel::Auto
+          ? options.kernel
+          : weights_->attention_choice(attention_key(c, options.infini)).value_or(ops::AttentionKernel::Auto);
   bool qk_norm = false;
   for (int64_t i = range_.first; i < range_.last; ++i) {
     const DeviceLayerWeights& w = weights_->layer(i);
@@ -135,7 +140,7 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
     qk_norm = qk_norm || w.q_norm != nullptr;
     if (!attention_state) continue;
     layer.attention = std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32,
-                                                                  w.gate_logits, options.kernel, max_piece);
+                                                                  w.gate_logits, attention_kernel, max_piece);
     layer.attention->fuse_decode_steps(options.fused_steps);
   }
   if (has_head()) {

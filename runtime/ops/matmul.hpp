@@ -67,7 +67,7 @@ class Matmul {
   // vector_tiles: the shape of the Vector and VectorShared kernels (a workgroup of a power of two
   // from 16 invocations, 1 to 4 columns, 1 to 8 words).
   // piece: calls of at least kPieceMinRows rows run that choice instead (the autotuner's for this
-  // weight's prefill pieces, graph/matmul_tuning.hpp); fewer rows keep `kernel`.
+  // weight's prefill pieces, graph/kernel_tuning.hpp); fewer rows keep `kernel`.
   Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto,
          MatrixTiles matrix_tiles = kAutoMatrixTiles, VectorTiles vector_tiles = {},
          std::optional<MatmulChoice> piece = std::nullopt);
@@ -148,7 +148,7 @@ class Matmul {
 };
 
 // A digest of every matmul kernel's SPIR-V this build holds: a tuning measured with other kernels
-// is stale (graph/matmul_tuning.hpp).
+// is stale (graph/kernel_tuning.hpp).
 uint64_t matmul_kernels_digest();
 
 }  // namespace infini::ops

@@ -6,7 +6,7 @@
 // fastest (kExploreRatio) are timed again in their other tilings and, for products whose grid of
 // tiles is small, split over k. The choice is the fastest correct one, today's rule (Auto) first,
 // so ties and a device where nothing else is correct keep it.
-// Which weights and where the results are kept: graph/matmul_tuning.hpp.
+// Which weights and where the results are kept: graph/kernel_tuning.hpp.
 #include <cstdint>
 #include <span>
 #include <vector>

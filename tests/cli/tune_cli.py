@@ -60,9 +60,9 @@ with tempfile.TemporaryDirectory() as tmp:
     chosen = {line.split("->")[0].strip(): line.split("->")[1].split()[0] for line in shapes}
     d = run(["devices", "--json"], cache=cache)
     device = next(json.loads(l) for l in d.stdout.splitlines() if json.loads(l).get("selected"))
-    kept = dict(t.split(": ") for t in device.get("tuned_matmuls", []))
+    kept = dict(t.split(": ") for t in device.get("tuned_kernels", []))
     check(kept == chosen, f"devices --json shows the kept choices: {kept} vs {chosen}")
-    check("tuned matmuls" in run(["devices"], cache=cache).stdout, "devices prints the kept choices")
+    check("tuned kernels" in run(["devices"], cache=cache).stdout, "devices prints the kept choices")
 
     # 2. auto takes them (nothing measured: the file is unchanged), and computes what the rules do.
     path = os.path.join(cache, files[0]) if files else ""
@@ -93,10 +93,14 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["bench", "--workload", "tune", "-m", model], cache=cache)
     check(r.returncode == 0, f"bench tune: exit {r.returncode}: {r.stderr.strip()}")
     records = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
-    per_shape = [x for x in records if "chosen" in x]
-    check(len(per_shape) == len(shapes) and all(x["chosen_vs_best"] >= 1.0 for x in per_shape)
+    per_shape = [x for x in records if "chosen" in x and "n" in x]
+    attention = [x for x in records if "chosen" in x and "attention" in x]
+    check(len(per_shape) + len(attention) == len(shapes) and len(attention) == 1
+          and all(x["chosen_vs_best"] >= 1.0 for x in per_shape)
           and all(all(c["correct"] for c in x["candidates"] if c["ms"] >= 0) for x in per_shape),
-          f"bench tune: a record per shape, every candidate correct: {per_shape}")
+          f"bench tune: a record per weight shape and one for the attention, every candidate correct: {records}")
+    check(all(c["correct"] and c["piece_ms"] > 0 and c["decode_ms"] > 0 for c in attention[0]["candidates"])
+          if attention else False, f"bench tune: every attention family correct and timed: {attention}")
     check(any("tune_seconds" in x for x in records), "bench tune: the tuning's time")
     for x in per_shape:
         print(f"{x['type']} {x['n']}x{x['k']}: {x['chosen']}, {x['chosen_vs_best']:.2f}x the best of a second pass, "

@@ -67,7 +67,7 @@ int run_devices(bool json) {
       nlohmann::json j{{"index", d.index},     {"name", d.name},         {"vendor", d.vendor},
                        {"type", d.type},       {"driver", d.driver},     {"api_version", d.api_version},
                        {"usable", d.usable},   {"selected", d.default_choice}, {"capabilities", d.capabilities},
-                       {"tuned_matmuls", d.tuned_matmuls}};
+                       {"tuned_kernels", d.tuned_kernels}};
       if (!d.tuning_cache_problem.empty()) j["tuning_cache_problem"] = d.tuning_cache_problem;
       std::printf("%s\n", j.dump().c_str());
     }
@@ -80,10 +80,10 @@ int run_devices(bool json) {
   for (const auto& d : devices) {
     std::printf("%c %zu  %s  [%s, %s, %s, Vulkan %s]\n     %s\n", d.default_choice ? '*' : ' ', d.index, d.name.c_str(),
                 d.type.c_str(), d.vendor.c_str(), d.driver.c_str(), d.api_version.c_str(), d.capabilities.c_str());
-    if (!d.tuned_matmuls.empty()) {  // the autotuner's kept choices (infini tune)
+    if (!d.tuned_kernels.empty()) {  // the autotuner's kept choices (infini tune)
       std::string line;
-      for (const std::string& t : d.tuned_matmuls) line += (line.empty() ? "" : ", ") + t;
-      std::printf("     tuned matmuls (%zu weight shapes): %s\n", d.tuned_matmuls.size(), line.c_str());
+      for (const std::string& t : d.tuned_kernels) line += (line.empty() ? "" : ", ") + t;
+      std::printf("     tuned kernels (%zu shapes): %s\n", d.tuned_kernels.size(), line.c_str());
     }
     if (!d.tuning_cache_problem.empty()) std::printf("     tuning cache ignored: %s\n", d.tuning_cache_problem.c_str());
   }

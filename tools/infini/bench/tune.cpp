@@ -1,4 +1,4 @@
-// The autotuner from the command line (graph/matmul_tuning.hpp): `infini tune -m M` measures every
+// The autotuner from the command line (graph/kernel_tuning.hpp): `infini tune -m M` measures every
 // matmul kernel this device runs on each weight shape of the model, for a prefill piece, keeps the
 // fastest correct one in the device's tuning cache and prints the table; `infini bench --workload
 // tune` does the same as JSON records and then measures every candidate again, to show the choice
@@ -17,9 +17,11 @@
 #include "bench_model_file.hpp"
 #include "command.hpp"
 #include "formats/gguf_file.hpp"
+#include "exec/llama_runner.hpp"
 #include "graph/device_weights.hpp"
-#include "graph/matmul_tuning.hpp"
+#include "graph/kernel_tuning.hpp"
 #include "infini/error.hpp"
+#include "infini/model.hpp"
 #include "model/llama_loader.hpp"
 #include "model_options.hpp"
 #include "vk/device.hpp"
@@ -43,6 +45,18 @@ nlohmann::json candidates_json(const std::vector<ops::CandidateTiming>& timings)
   return out;
 }
 
+nlohmann::json attention_json(const std::vector<ops::AttentionTiming>& timings) {
+  nlohmann::json out = nlohmann::json::array();
+  const auto ms = [](double s) { return std::isfinite(s) ? s * 1e3 : -1.0; };
+  for (const ops::AttentionTiming& t : timings)
+    out.push_back({{"kernel", ops::attention_kernel_name(t.kernel)},
+                   {"piece_ms", ms(t.piece_seconds)},
+                   {"decode_ms", ms(t.decode_seconds)},
+                   {"nmse", std::isfinite(t.nmse) ? t.nmse : -1.0},
+                   {"correct", t.correct}});
+  return out;
+}
+
 double time_of(const std::vector<ops::CandidateTiming>& timings, const ops::MatmulChoice& choice) {
   for (const ops::CandidateTiming& t : timings)
     if (t.choice == choice) return t.seconds;
@@ -54,11 +68,11 @@ void bench_tune(BenchRun& run) {
   const model::LlamaConfig& c = bm.weights.config;
   const model::DeviceWeights weights(run.device, bm.weights, {0, c.layers});
   const auto t0 = std::chrono::steady_clock::now();
-  const model::MatmulTunings tunings = model::tune_matmuls(weights, c, model::TuneMode::Force);
+  const model::KernelTunings tunings = model::tune_kernels(weights, c, bm.options.infini, model::TuneMode::Force);
   const double tune_s = seconds_since(t0);
   // A second pass over every candidate: how the choice fares in measurements it was not made from.
   for (const model::WeightToTune& w : model::weights_to_tune(weights, c)) {
-    const model::TunedMatmul& tuned = tunings.at(w.shape);
+    const model::TunedMatmul& tuned = tunings.matmuls.at(w.shape);
     const std::vector<ops::CandidateTiming> again =
         ops::time_piece_candidates(run.device, w.shape.b, w.rows, w.chunk_rows, w.shape.k, model::kTuneRows);
     double best = INFINITY;
@@ -80,7 +94,22 @@ void bench_tune(BenchRun& run) {
               {"chosen_vs_best", chosen / best},
               {"rule_vs_chosen", rule / chosen}});
   }
-  run.emit({{"workload", "tune"}, {"model", run.options.model}, {"shapes", tunings.size()}, {"tune_seconds", tune_s}});
+  for (const auto& [key, tuned] : tunings.attention) {
+    const AttentionShape shape{key.heads_q, key.heads_kv, key.head_dim, key.value_dim};
+    const std::vector<ops::AttentionTiming> again =
+        ops::time_attention_candidates(run.device, shape, bm.options.infini, key.input, model::kTuneRows);
+    run.emit({{"workload", "tune"},
+              {"model", run.options.model},
+              {"attention", model::shape_name(key)},
+              {"chosen", ops::attention_kernel_name(tuned.kernel)},
+              {"candidates", attention_json(tuned.timings)},
+              {"second_pass", attention_json(again)},
+              {"second_pass_choice", ops::attention_kernel_name(ops::choose_attention_family(again))}});
+  }
+  run.emit({{"workload", "tune"},
+            {"model", run.options.model},
+            {"shapes", tunings.matmuls.size() + tunings.attention.size()},
+            {"tune_seconds", tune_s}});
 }
 
 const RegisterWorkload tune_workload{"tune", 45, bench_tune};
@@ -96,16 +125,18 @@ int run_tune(const TuneArgs& args) {
   const model::LlamaWeights loaded = model::load_llama(file);
   const model::LlamaConfig& c = loaded.config;
   const model::DeviceWeights weights(device, loaded, {0, c.layers});
-  std::printf("measuring the matmul kernels of %s on %s, a %u-row piece per weight shape\n", args.model.model.c_str(),
-              device.caps().name.c_str(), model::kTuneRows);
+  // The attention under the options a run of the file takes by default.
+  const InfiniOptions attention = model::resolve_runner_options(c, MemoryMode::Auto, 0, 1).infini;
+  std::printf("measuring the matmul kernels of %s on %s, a %u-row piece per weight shape, and its attention\n",
+              args.model.model.c_str(), device.caps().name.c_str(), model::kTuneRows);
   const auto t0 = std::chrono::steady_clock::now();
-  const model::MatmulTunings tunings =
-      model::tune_matmuls(weights, c, model::TuneMode::Force, [](size_t done, size_t total, const model::MatmulShapeKey& s) {
+  const model::KernelTunings tunings = model::tune_kernels(
+      weights, c, attention, model::TuneMode::Force, [](size_t done, size_t total, const std::string& shape) {
         if (!::isatty(2)) return;
-        std::fprintf(stderr, "\r  %zu of %zu: %-24s", done, total, model::shape_name(s).c_str());
-        if (done == total) std::fprintf(stderr, "\r%60s\r", "");
+        std::fprintf(stderr, "\r  %zu of %zu: %-44s", done, total, shape.c_str());
+        if (done == total) std::fprintf(stderr, "\r%70s\r", "");
       });
-  for (const auto& [shape, tuned] : tunings) {
+  for (const auto& [shape, tuned] : tunings.matmuls) {
     // The choice, then every candidate from the fastest, a few a line; wrong or impossible ones last.
     std::vector<ops::CandidateTiming> order = tuned.timings;
     std::stable_sort(order.begin(), order.end(), [](const ops::CandidateTiming& x, const ops::CandidateTiming& y) {
@@ -123,8 +154,18 @@ int run_tune(const TuneArgs& args) {
     }
     std::printf("\n");
   }
+  for (const auto& [shape, tuned] : tunings.attention) {
+    std::printf("%s -> %s", model::shape_name(shape).c_str(), ops::attention_kernel_name(tuned.kernel));
+    for (const ops::AttentionTiming& t : tuned.timings) {
+      std::printf("\n    %-8s ", ops::attention_kernel_name(t.kernel));
+      if (!std::isfinite(t.piece_seconds)) std::printf("(cannot run)");
+      else if (!t.correct) std::printf("WRONG (nmse %.1e)", t.nmse);
+      else std::printf("a prefill piece %.2f ms, a decode token %.3f ms", t.piece_seconds * 1e3, t.decode_seconds * 1e3);
+    }
+    std::printf("\n");
+  }
   const std::filesystem::path dir = vk::user_cache_directory();
-  std::printf("%zu shapes in %.1f s; kept in %s\n", tunings.size(), seconds_since(t0),
+  std::printf("%zu shapes in %.1f s; kept in %s\n", tunings.matmuls.size() + tunings.attention.size(), seconds_since(t0),
               dir.empty() ? "(no cache directory: not kept)" : model::tuning_cache_path(dir, device.caps()).c_str());
   return 0;
 }

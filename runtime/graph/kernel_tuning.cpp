@@ -1,4 +1,4 @@
-#include "graph/matmul_tuning.hpp"
+#include "graph/kernel_tuning.hpp"
 
 #include <chrono>
 #include <cinttypes>
@@ -69,15 +69,31 @@ std::filesystem::path tuning_cache_path(const std::filesystem::path& dir, const 
   return dir / ("tuning-" + vk::device_cache_stem(caps) + ".txt");
 }
 
-std::string encode_tunings(const MatmulTunings& tunings, const vk::Capabilities& caps, uint64_t kernels_digest) {
+AttentionShapeKey attention_key(const LlamaConfig& c, const InfiniOptions& o) {
+  return {int32_t(c.heads), int32_t(c.heads_kv), int32_t(c.head_dim), int32_t(c.head_dim), uint32_t(o.segment), o.sliding,
+          ElementType::F32};
+}
+
+uint64_t tuning_kernels_digest() {
+  Fnv1a h;
+  const uint64_t parts[] = {ops::matmul_kernels_digest(), ops::attention_kernels_digest()};
+  h.add(parts, sizeof parts);
+  return h.hash;
+}
+
+std::string encode_tunings(const KernelTunings& tunings, const vk::Capabilities& caps, uint64_t kernels_digest) {
   std::string body = std::string(kMagic) + "\n" + header(caps, kernels_digest) + "\n";
-  for (const auto& [shape, tuned] : tunings)
+  for (const auto& [shape, tuned] : tunings.matmuls)
     body += std::string(element_name(shape.b)) + " " + std::to_string(shape.n) + " " + std::to_string(shape.k) + " " +
             std::to_string(kTuneRows) + " " + tuned.choice.name() + "\n";
+  for (const auto& [a, tuned] : tunings.attention)
+    body += "attention " + std::to_string(a.heads_q) + " " + std::to_string(a.heads_kv) + " " + std::to_string(a.head_dim) +
+            " " + std::to_string(a.value_dim) + " " + std::to_string(a.segment) + " " + (a.sliding ? "sliding" : "segments") +
+            " " + std::string(element_name(a.input)) + " " + ops::attention_kernel_name(tuned.kernel) + "\n";
   return body + "checksum " + hex(fnv1a(body)) + "\n";
 }
 
-std::optional<MatmulTunings> decode_tunings(std::string_view text, const vk::Capabilities& caps,
+std::optional<KernelTunings> decode_tunings(std::string_view text, const vk::Capabilities& caps,
                                             uint64_t kernels_digest, std::string& why) {
   const size_t sum_at = text.rfind("checksum ");
   if (sum_at == std::string_view::npos || (sum_at > 0 && text[sum_at - 1] != '\n')) {
@@ -99,9 +115,25 @@ std::optional<MatmulTunings> decode_tunings(std::string_view text, const vk::Cap
     why = "it was measured on another device, driver or build";
     return std::nullopt;
   }
-  MatmulTunings out;
+  KernelTunings out;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
+    if (line.starts_with("attention ")) {
+      std::string word, cache, input, kernel, rest;
+      int64_t hq = 0, hkv = 0, d = 0, dv = 0, segment = 0;
+      const bool read = bool(fields >> word >> hq >> hkv >> d >> dv >> segment >> cache >> input >> kernel);
+      const auto type = read ? element_type_from_name(input) : std::nullopt;
+      const auto family = read ? ops::attention_kernel_named(kernel) : std::nullopt;
+      const auto positive = [](int64_t x) { return x > 0 && x <= INT32_MAX; };
+      if (!type || !family || !positive(hq) || !positive(hkv) || !positive(d) || !positive(dv) || !positive(segment) ||
+          (cache != "sliding" && cache != "segments") || (fields >> rest)) {
+        why = "a line does not read as an attention shape and a kernel: '" + line.substr(0, 80) + "'";
+        return std::nullopt;
+      }
+      out.attention[{int32_t(hq), int32_t(hkv), int32_t(d), int32_t(dv), uint32_t(segment), cache == "sliding", *type}] = {
+          *family, {}};
+      continue;
+    }
     std::string type, kernel;
     uint64_t n = 0, k = 0, rows = 0;
     const auto b = (fields >> type >> n >> k >> rows >> kernel) ? element_type_from_name(type) : std::nullopt;
@@ -111,23 +143,28 @@ std::optional<MatmulTunings> decode_tunings(std::string_view text, const vk::Cap
       why = "a line does not read as a shape and a kernel: '" + line.substr(0, 80) + "'";
       return std::nullopt;
     }
-    out[{*b, uint32_t(n), uint32_t(k)}] = {*chosen, {}};
+    out.matmuls[{*b, uint32_t(n), uint32_t(k)}] = {*chosen, {}};
   }
   return out;
 }
 
-std::optional<MatmulTunings> read_tuning_cache(const vk::Capabilities& caps, std::string& why) {
+std::optional<KernelTunings> read_tuning_cache(const vk::Capabilities& caps, std::string& why) {
   why.clear();
   const std::filesystem::path dir = vk::user_cache_directory();
   if (dir.empty()) return std::nullopt;
   std::ifstream in(tuning_cache_path(dir, caps), std::ios::binary);
   if (!in) return std::nullopt;
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return decode_tunings(text, caps, ops::matmul_kernels_digest(), why);
+  return decode_tunings(text, caps, tuning_kernels_digest(), why);
 }
 
 std::string shape_name(const MatmulShapeKey& s) {
   return std::string(element_name(s.b)) + " " + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+std::string shape_name(const AttentionShapeKey& a) {
+  return "attention " + std::to_string(a.heads_q) + "/" + std::to_string(a.heads_kv) + " heads of " +
+         std::to_string(a.head_dim) + (a.sliding ? ", context " : ", segment ") + std::to_string(a.segment);
 }
 
 std::vector<WeightToTune> weights_to_tune(const DeviceWeights& weights, const LlamaConfig& c) {
@@ -155,47 +192,70 @@ std::vector<WeightToTune> weights_to_tune(const DeviceWeights& weights, const Ll
   return out;
 }
 
-MatmulTunings tune_matmuls(const DeviceWeights& weights, const LlamaConfig& config, TuneMode mode,
+KernelTunings tune_kernels(const DeviceWeights& weights, const LlamaConfig& config, const InfiniOptions& options,
+                           TuneMode mode,
                            const TuneProgress& progress, std::optional<double> budget_seconds) {
   if (mode == TuneMode::Off) return {};
   vk::Device& device = weights.device();
   const vk::Capabilities& caps = device.caps();
-  const uint64_t digest = ops::matmul_kernels_digest();
+  const uint64_t digest = tuning_kernels_digest();
   const std::filesystem::path dir = vk::user_cache_directory();
   const std::filesystem::path file = dir.empty() ? std::filesystem::path() : tuning_cache_path(dir, caps);
-  MatmulTunings cached;
+  KernelTunings cached;
   if (mode == TuneMode::Auto) {
     std::string why;
     if (auto read = read_tuning_cache(caps, why)) cached = std::move(*read);
     else if (!why.empty()) warn("tuning cache " + file.string() + " ignored: " + why);
   }
   const std::vector<WeightToTune> todo = weights_to_tune(weights, config);
-  MatmulTunings out;
+  // The attention layers' shape, when this stage has attention and the model's options fit it.
+  const AttentionShapeKey attention = attention_key(config, options);
+  const bool attends = weights.range().count() > 0 && options.segment > 1;
+  KernelTunings out;
   size_t measured = 0, to_measure = 0, left = 0;
-  for (const WeightToTune& w : todo) to_measure += cached.contains(w.shape) ? 0 : 1;
+  for (const WeightToTune& w : todo) to_measure += cached.matmuls.contains(w.shape) ? 0 : 1;
+  if (attends && !cached.attention.contains(attention)) ++to_measure;
   const auto t0 = std::chrono::steady_clock::now();
+  const auto over_budget = [&] {
+    return budget_seconds &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > *budget_seconds;
+  };
   for (const WeightToTune& w : todo) {
-    if (const auto it = cached.find(w.shape); it != cached.end()) {
-      out[w.shape] = it->second;
+    if (const auto it = cached.matmuls.find(w.shape); it != cached.matmuls.end()) {
+      out.matmuls[w.shape] = it->second;
       continue;
     }
-    if (budget_seconds &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > *budget_seconds) {
+    if (over_budget()) {
       ++left;
       continue;
     }
     TunedMatmul t;
     t.timings = ops::time_piece_candidates(device, w.shape.b, w.rows, w.chunk_rows, w.shape.k, kTuneRows);
     t.choice = ops::choose_kernel(t.timings);
-    out[w.shape] = std::move(t);
-    if (progress) progress(++measured, to_measure, w.shape);
+    out.matmuls[w.shape] = std::move(t);
+    if (progress) progress(++measured, to_measure, shape_name(w.shape));
+  }
+  if (attends) {
+    if (const auto it = cached.attention.find(attention); it != cached.attention.end()) {
+      out.attention[attention] = it->second;
+    } else if (over_budget()) {
+      ++left;
+    } else {
+      TunedAttention t;
+      const AttentionShape shape{attention.heads_q, attention.heads_kv, attention.head_dim, attention.value_dim};
+      t.timings = ops::time_attention_candidates(device, shape, options, attention.input, kTuneRows);
+      t.kernel = ops::choose_attention_family(t.timings);
+      out.attention[attention] = std::move(t);
+      if (progress) progress(++measured, to_measure, shape_name(attention));
+    }
   }
   if (left > 0)
-    warn("measuring the matmul kernels stopped after " + std::to_string(int(*budget_seconds)) + " s; " +
-         std::to_string(left) + " weight shapes keep the rules until the next open (or run infini tune)");
+    warn("measuring the kernels stopped after " + std::to_string(int(*budget_seconds)) + " s; " + std::to_string(left) +
+         " shapes keep the rules until the next open (or run infini tune)");
   if (measured > 0 && !file.empty()) {
-    MatmulTunings all = cached;  // shapes of other models measured before stay
-    for (const auto& [shape, t] : out) all[shape] = {t.choice, {}};
+    KernelTunings all = cached;  // shapes of other models measured before stay
+    for (const auto& [shape, t] : out.matmuls) all.matmuls[shape] = {t.choice, {}};
+    for (const auto& [shape, t] : out.attention) all.attention[shape] = {t.kernel, {}};
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     try {
