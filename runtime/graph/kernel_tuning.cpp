@@ -249,6 +249,7 @@ KernelTunings tune_kernels(const DeviceWeights& weights, const LlamaConfig& conf
       if (progress) progress(++measured, to_measure, shape_name(attention));
     }
   }
+  if (left > 0 && progress && measured > 0) progress(measured, measured, "");  // the last line a progress display shows
   if (left > 0)
     warn("measuring the kernels stopped after " + std::to_string(int(*budget_seconds)) + " s; " + std::to_string(left) +
          " shapes keep the rules until the next open (or run infini tune)");

@@ -110,7 +110,8 @@ std::vector<WeightToTune> weights_to_tune(const DeviceWeights& weights, const Ll
 // The choice for every weight shape of `weights` and for its attention layers (under `attention`)
 // on its device under `mode`: from the cache, measured (and the cache updated) where
 // it has none or `mode` is Force; empty under Off. `progress` (optional) is told each shape
-// measured, of how many. With `budget_seconds`, measuring stops once that much time has gone:
+// measured, of how many (and, when measuring stops early, once more with the count it reached as
+// the total, so that a display can end its line). With `budget_seconds`, measuring stops once that much time has gone:
 // the shapes left keep the rules, are not kept in the cache, and are measured at the next open
 // (one line on stderr says so).
 using TuneProgress = std::function<void(size_t done, size_t total, const std::string& shape)>;
