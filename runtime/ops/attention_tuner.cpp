@@ -81,10 +81,14 @@ AttentionKernel choose_attention_family(std::span<const AttentionTiming> timings
 std::vector<AttentionTiming> time_attention_candidates(vk::Device& device, const AttentionShape& shape,
                                                        const InfiniOptions& options, ElementType input,
                                                        uint32_t piece_rows, int repeats) {
-  const uint32_t fill = uint32_t(options.segment);
-  // Room after the first segment: a whole one, or a sliding context's cache past its window; the
-  // piece leaves a row for a decode token and never ends the segment (so it can be taken back).
-  const uint32_t room = options.sliding ? std::min(fill, 256u) : fill;
+  // Before the piece: a short first segment whose memory is written (what the piece's memory read
+  // costs does not depend on what the memory holds, and a whole segment of the tiled family takes
+  // seconds on a CPU driver), or a sliding context's whole window (what its piece attends to).
+  const uint32_t segment = uint32_t(options.segment);
+  const uint32_t fill = options.sliding ? segment : std::min(segment, 16u);
+  // Room after it: a whole segment, or a sliding context's cache past its window; the piece
+  // leaves a row for a decode token and never ends the segment (so it can be taken back).
+  const uint32_t room = options.sliding ? std::min(segment, 256u) : segment;
   const uint32_t piece = std::max(1u, std::min(piece_rows, room - 1));
   const uint32_t rows = fill + piece + 1;
   std::mt19937 rng(4242);
@@ -116,7 +120,11 @@ std::vector<AttentionTiming> time_attention_candidates(vk::Device& device, const
     Run r{{kernel, INFINITY, INFINITY, INFINITY, false}, {}};
     try {
       InfiniAttentionLayer layer(device, shape, options, input, beta, kernel);
-      timed(layer, 0, fill);  // the first segment, whose memory the piece reads
+      stream.begin();
+      layer.record(stream, {&q, 0}, {&k, 0}, {&v, 0}, out, fill);
+      layer.record_finish(stream);  // a segment cut short: its memory written, the next one open
+      stream.end();
+      stream.submit_and_wait();
       std::vector<double> piece_s, decode_s;
       for (int i = 0; i < n; ++i) {
         piece_s.push_back(timed(layer, fill, piece));
