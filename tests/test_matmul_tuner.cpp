@@ -52,6 +52,35 @@ struct ScopedCacheDir {
   }
 };
 
+// A random model (4 query and 2 KV heads) in `dtype`, loaded, with `tokens` ids and the float64
+// reference's logits for them.
+struct RandomModel {
+  std::vector<std::byte> bytes;
+  model::GgufFile file;
+  model::LlamaWeights weights;
+  std::vector<int32_t> ids;
+  std::vector<double> want;
+  RandomModel(ElementType dtype, int64_t segment, size_t tokens, int64_t vocab = 300, int64_t embd = 128, int64_t ffn = 256)
+      : bytes(model::random_llama(options(dtype, segment, vocab, embd, ffn)).to_bytes()),
+        file(bytes, "random.gguf"),
+        weights(model::load_llama(file)),
+        ids(tokens) {
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 37 + 5) % size_t(vocab));
+    want = model::LlamaReference(weights, weights.config.infini).prefill(ids);
+  }
+  static model::RandomLlamaOptions options(ElementType dtype, int64_t segment, int64_t vocab, int64_t embd, int64_t ffn) {
+    model::RandomLlamaOptions r;
+    r.vocab = vocab;
+    r.embd = embd;
+    r.heads = 4;
+    r.heads_kv = 2;
+    r.ffn = ffn;
+    r.segment = segment;
+    r.dtype = dtype;
+    return r;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("the tuner chooses the fastest correct candidate, deterministically", "[tuner]") {
@@ -235,6 +264,11 @@ TEST_CASE_METHOD(GpuTest, "a matmul with a piece kernel runs it for a piece's ro
     args2.c = vk::BufferRange::whole(c2);
     const bool piece = rows >= ops::kPieceMinRows;
     CHECK(tuned.kernel_for_call(args2) == (piece ? MatmulKernel::Tiled : rule.kernel_for_call(args1)));
+    // A choice the device cannot take (tiles past its limits: a cache of another profile) is
+    // ignored: the rule runs.
+    const ops::Matmul impossible(dev(), ElementType::F32, ElementType::F16, {}, MatmulKernel::Auto, ops::kAutoMatrixTiles,
+                                 {}, MatmulChoice{MatmulKernel::Tiled, {512, 512, 16, 1, 1}});
+    CHECK(impossible.kernel_for_call(args2) == rule.kernel_for_call(args2));
     vk::CommandStream stream(dev());
     stream.begin();
     rule.record(stream, args1);
@@ -248,21 +282,11 @@ TEST_CASE_METHOD(GpuTest, "a matmul with a piece kernel runs it for a piece's ro
 
 TEST_CASE_METHOD(GpuTest, "a tuned model computes the reference's logits, measured or from the cache", "[gpu][tuner][model]") {
   const ScopedCacheDir cache;
-  model::RandomLlamaOptions r;
-  r.vocab = 300;
-  r.embd = 128;
-  r.heads = 4;
-  r.heads_kv = 2;
-  r.ffn = 256;
-  r.segment = 40;
-  r.dtype = ElementType::Q4_0;
-  const std::vector<std::byte> bytes = model::random_llama(r).to_bytes();
-  const model::GgufFile file(bytes, "tuned.gguf");
-  const model::LlamaWeights weights = model::load_llama(file);
+  const RandomModel m(ElementType::Q4_0, 40, 90);
+  const model::LlamaWeights& weights = m.weights;
   const model::LlamaConfig& c = weights.config;
-  std::vector<int32_t> ids(90);
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 37 + 5) % 300);
-  const std::vector<double> want = model::LlamaReference(weights, c.infini).prefill(ids);
+  const std::vector<int32_t>& ids = m.ids;
+  const std::vector<double>& want = m.want;
 
   size_t measured = 0;
   {
@@ -312,21 +336,11 @@ TEST_CASE_METHOD(GpuTest, "a tuned model computes the reference's logits, measur
 TEST_CASE_METHOD(GpuTest, "a model whose weights run split over k or in other tiles computes the reference's logits",
                  "[gpu][tuner][model]") {
   const ScopedCacheDir cache;
-  model::RandomLlamaOptions r;
-  r.vocab = 300;
-  r.embd = 128;
-  r.heads = 4;
-  r.heads_kv = 2;
-  r.ffn = 256;
-  r.segment = 128;
-  r.dtype = ElementType::F16;
-  const std::vector<std::byte> bytes = model::random_llama(r).to_bytes();
-  const model::GgufFile file(bytes, "split.gguf");
-  const model::LlamaWeights weights = model::load_llama(file);
+  const RandomModel m(ElementType::F16, 128, 100);
+  const model::LlamaWeights& weights = m.weights;
   const model::LlamaConfig& c = weights.config;
-  std::vector<int32_t> ids(100);
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 31 + 7) % 300);
-  const std::vector<double> want = model::LlamaReference(weights, c.infini).prefill(ids);
+  const std::vector<int32_t>& ids = m.ids;
+  const std::vector<double>& want = m.want;
   const MatmulChoice choices[] = {{MatmulKernel::Tiled, {}, ops::kAutoMatrixTiles, 2},
                                   {MatmulKernel::Tiled, {32, 32, 16, 4, 4}, ops::kAutoMatrixTiles, 3},
                                   {MatmulKernel::Tiled, {128, 64, 16, 8, 4}}};
@@ -408,20 +422,11 @@ TEST_CASE_METHOD(GpuTest, "every attention family the tuner measures gives the t
 TEST_CASE_METHOD(GpuTest, "a graph runs the attention family its weights' cache names and computes the reference's logits",
                  "[gpu][tuner][model]") {
   const ScopedCacheDir cache;
-  model::RandomLlamaOptions r;
-  r.vocab = 200;
-  r.embd = 64;
-  r.heads = 4;
-  r.heads_kv = 2;
-  r.ffn = 128;
-  r.segment = 32;
-  const std::vector<std::byte> bytes = model::random_llama(r).to_bytes();
-  const model::GgufFile file(bytes, "attention.gguf");
-  const model::LlamaWeights weights = model::load_llama(file);
+  const RandomModel m(ElementType::F32, 32, 80, 200, 64, 128);
+  const model::LlamaWeights& weights = m.weights;
   const model::LlamaConfig& c = weights.config;
-  std::vector<int32_t> ids(80);
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 13 + 3) % 200);
-  const std::vector<double> want = model::LlamaReference(weights, c.infini).prefill(ids);
+  const std::vector<int32_t>& ids = m.ids;
+  const std::vector<double>& want = m.want;
   for (const ops::AttentionKernel family : {ops::AttentionKernel::Tiled, ops::AttentionKernel::Rows}) {
     INFO(ops::attention_kernel_name(family));
     model::KernelTunings t;

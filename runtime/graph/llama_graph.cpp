@@ -139,8 +139,16 @@ LlamaGraph::LlamaGraph(vk::Device& device, std::shared_ptr<const DeviceWeights> 
     layer.glu_fusable = layer.glu_fusable && c.ffn_gate == FfnGate::SwiGlu;
     qk_norm = qk_norm || w.q_norm != nullptr;
     if (!attention_state) continue;
-    layer.attention = std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32,
-                                                                  w.gate_logits, attention_kernel, max_piece);
+    try {
+      layer.attention = std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32,
+                                                                    w.gate_logits, attention_kernel, max_piece);
+    } catch (const Error&) {
+      if (attention_kernel == options.kernel) throw;
+      // A tuned family this device cannot take (a cache measured without the device profile now
+      // in force): the rule's.
+      layer.attention = std::make_unique<ops::InfiniAttentionLayer>(device, shape, options.infini, ElementType::F32,
+                                                                    w.gate_logits, options.kernel, max_piece);
+    }
     layer.attention->fuse_decode_steps(options.fused_steps);
   }
   if (has_head()) {

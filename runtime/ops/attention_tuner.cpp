@@ -10,6 +10,7 @@
 #include "infini/error.hpp"
 #include "ops/attention_kernels.hpp"
 #include "ops/host_tensor.hpp"
+#include "ops/kernel_digest.hpp"
 #include "ops/matrix_units.hpp"
 #include "spirv/attention_coopmat_variants.h"
 #include "spirv/attention_decode_variants.h"
@@ -25,7 +26,6 @@
 #include "spirv/memory_update_variants.h"
 #include "spirv/memory_update_coopmat_variants.h"
 #include "spirv/memory_update_rows_variants.h"
-#include "util/fnv1a.hpp"
 #include "util/nmse.hpp"
 #include "vk/command_stream.hpp"
 #include "vk/device.hpp"
@@ -166,27 +166,21 @@ std::vector<AttentionTiming> time_attention_candidates(vk::Device& device, const
 }
 
 uint64_t attention_kernels_digest() {
-  Fnv1a h;  // over every variant's name and words
-  for (const auto variants : {
-        std::span<const spirv::ShaderVariant>(spirv::attention_coopmat_variants),
-        std::span<const spirv::ShaderVariant>(spirv::attention_decode_variants),
-        std::span<const spirv::ShaderVariant>(spirv::attention_decode_merge_variants),
-        std::span<const spirv::ShaderVariant>(spirv::attention_rows_variants),
-        std::span<const spirv::ShaderVariant>(spirv::attention_segment_variants),
-        std::span<const spirv::ShaderVariant>(spirv::attention_split_variants),
-        std::span<const spirv::ShaderVariant>(spirv::cache_append_variants),
-        std::span<const spirv::ShaderVariant>(spirv::rope_variants),
-        std::span<const spirv::ShaderVariant>(spirv::memory_read_variants),
-        std::span<const spirv::ShaderVariant>(spirv::memory_read_coopmat_variants),
-        std::span<const spirv::ShaderVariant>(spirv::memory_read_rows_variants),
-        std::span<const spirv::ShaderVariant>(spirv::memory_update_variants),
-        std::span<const spirv::ShaderVariant>(spirv::memory_update_coopmat_variants),
-        std::span<const spirv::ShaderVariant>(spirv::memory_update_rows_variants)})
-    for (const spirv::ShaderVariant& v : variants) {
-      h.add(v.name.data(), v.name.size());
-      h.add(v.words.data(), v.words.size_bytes());
-    }
-  return h.hash;
+  using Variants = std::span<const spirv::ShaderVariant>;
+  return shader_variants_digest({Variants(spirv::attention_coopmat_variants),
+                                 Variants(spirv::attention_decode_variants),
+                                 Variants(spirv::attention_decode_merge_variants),
+                                 Variants(spirv::attention_rows_variants),
+                                 Variants(spirv::attention_segment_variants),
+                                 Variants(spirv::attention_split_variants),
+                                 Variants(spirv::cache_append_variants),
+                                 Variants(spirv::rope_variants),
+                                 Variants(spirv::memory_read_variants),
+                                 Variants(spirv::memory_read_coopmat_variants),
+                                 Variants(spirv::memory_read_rows_variants),
+                                 Variants(spirv::memory_update_variants),
+                                 Variants(spirv::memory_update_coopmat_variants),
+                                 Variants(spirv::memory_update_rows_variants)});
 }
 
 }  // namespace infini::ops

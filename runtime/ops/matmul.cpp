@@ -12,8 +12,8 @@
 #include "spirv/matmul_variants.h"
 #include "spirv/matvec_variants.h"
 #include "infini/error.hpp"
+#include "ops/kernel_digest.hpp"
 #include "ops/matrix_units.hpp"
-#include "util/fnv1a.hpp"
 #include "vk/device.hpp"
 #include "vk/pipeline_cache.hpp"
 
@@ -148,8 +148,14 @@ MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
 Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles, MatmulKernel kernel,
                MatrixTiles matrix_tiles, VectorTiles vector_tiles, std::optional<MatmulChoice> piece)
     : a_(a), b_(b), matrix_tiles_(matrix_tiles), device_(&device) {
-  if (piece && *piece != MatmulChoice{kernel, tiles, matrix_tiles, 1})
-    piece_ = std::make_shared<const Matmul>(device, a, b, *piece);
+  if (piece && *piece != MatmulChoice{kernel, tiles, matrix_tiles, 1}) {
+    try {
+      piece_ = std::make_shared<const Matmul>(device, a, b, *piece);
+    } catch (const Error&) {
+      // A choice this device cannot take (a cache measured without the device profile now in
+      // force, or edited by hand): the rule runs, as without a tuning.
+    }
+  }
   const bool requested_auto = kernel == MatmulKernel::Auto;
   if (kernel == MatmulKernel::Auto)
     kernel = !device.caps().is_software()              ? MatmulKernel::Tiled
@@ -390,18 +396,11 @@ bool Matmul::record_split(vk::CommandStream& stream, const MatmulArgs& args) con
 }
 
 uint64_t matmul_kernels_digest() {
-  Fnv1a h;  // over every variant's name and words
-  for (const auto variants : {std::span<const spirv::ShaderVariant>(spirv::matmul_variants),
-                              std::span<const spirv::ShaderVariant>(spirv::matmul_regs_variants),
-                              std::span<const spirv::ShaderVariant>(spirv::matmul_lanes_variants),
-                              std::span<const spirv::ShaderVariant>(spirv::matvec_variants),
-                              std::span<const spirv::ShaderVariant>(spirv::matmul_coopmat_variants)})
-    for (const spirv::ShaderVariant& v : variants) {
-      h.add(v.name.data(), v.name.size());
-      h.add(v.words.data(), v.words.size_bytes());
-    }
-  h.add(spirv::matmul_split_sum, sizeof(spirv::matmul_split_sum));
-  return h.hash;
+  using Variants = std::span<const spirv::ShaderVariant>;
+  const spirv::ShaderVariant split_sum[] = {{"matmul_split_sum", spirv::matmul_split_sum}};
+  return shader_variants_digest({Variants(spirv::matmul_variants), Variants(spirv::matmul_regs_variants),
+                                 Variants(spirv::matmul_lanes_variants), Variants(spirv::matvec_variants),
+                                 Variants(spirv::matmul_coopmat_variants), Variants(split_sum)});
 }
 
 }  // namespace infini::ops

@@ -67,7 +67,8 @@ class Matmul {
   // vector_tiles: the shape of the Vector and VectorShared kernels (a workgroup of a power of two
   // from 16 invocations, 1 to 4 columns, 1 to 8 words).
   // piece: calls of at least kPieceMinRows rows run that choice instead (the autotuner's for this
-  // weight's prefill pieces, graph/kernel_tuning.hpp); fewer rows keep `kernel`.
+  // weight's prefill pieces, graph/kernel_tuning.hpp); fewer rows keep `kernel`. A choice the
+  // device cannot take is ignored (the tuning cache is never trusted).
   Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles tiles = {}, MatmulKernel kernel = MatmulKernel::Auto,
          MatrixTiles matrix_tiles = kAutoMatrixTiles, VectorTiles vector_tiles = {},
          std::optional<MatmulChoice> piece = std::nullopt);
