@@ -26,6 +26,13 @@ Reproducing samples/passkey/passkey.gguf: these commands, in this order, make th
     OPENBLAS_NUM_THREADS=1 /usr/bin/python3 samples/passkey/train_passkey.py --init /tmp/passkey-384.gguf \
         --stages segment-384-local --seed 43 --out samples/passkey/passkey.gguf
 
+A candidate that also answers named keys (`infini passkey --keys K`) and other filler (`--filler
+rivers`), fine-tuned from the shipped file with the named-keys recipe (issue 61; not shipped):
+
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 samples/passkey/train_passkey.py \
+        --init samples/passkey/passkey.gguf --stages named-keys --seed 61 --time-budget 3000 \
+        --out /tmp/passkey-named.gguf
+
 They run the recipes base, fine-tune, grow, split, long-segment, wide, segment-384 and
 segment-384-local (the second and third pick theirs by default, see --stages). Install
 libopenblas0-pthread first: without it Debian's torch uses the reference BLAS, which is about 12x
@@ -52,11 +59,16 @@ Options
     --embd, --layers, --heads, --ffn   shape of a fresh model (128, 2, 4, 256); --init overrides
     --checkpoint FILE model, optimizer and step saved every 100 steps; a run resumes from it
     --export-only     write --out from --checkpoint as it is, without training
+    --time-budget S   stop after S seconds of training and write --out: each stage gets a share of S
+                      in proportion to its steps and ends at its steps or when its share is spent
+                      (whichever first), so the falling learning rates of a recipe all run; the
+                      weights then depend on the machine's speed
 
 Every 50 steps the script prints the loss, the share of whole answers right per stream kind
 ("memory": the key lies in a segment before the answer's; "edge": moreover the answer starts a
-segment; "local": the key is in local sight; "copy" for the drill) and each layer's mean gate
-sigmoid(beta).
+segment; "local": the key is in local sight; "copy" for the drill; with named, rivers or mixed
+also "single" and "named" (one unnamed key, several named) and "grass", "rivers", "mixed" (the
+filler)) and each layer's mean gate sigmoid(beta).
 
 Stage lists: comma-separated items `steps:segments:batch[:flag...]`, where segments is N or LO-HI
 (drawn per step) and 0 means the copy drill (random characters with one span repeated; the loss is
@@ -79,6 +91,18 @@ on the repeat, which bootstraps content-based copying). Flags:
     zone=N        the split zone (default SPLIT_ZONE, 20)
     drop=S        with dil: a share S of the streams write one part of the key line with weight 0
     dropfirst=S   with dil: a share S write nothing of the key line before its second copy
+    named=S       a share S of the streams hide 2 to `maxkeys` named keys (passkey_task.KEY_NAMES:
+                  "The blue pass key is ...") at different depths (one in each of as many equal
+                  slices of the filler, in random order) and ask for one of them, drawn per stream
+                  ("What is the blue pass key? The blue pass key is"); the answer is that key. Half
+                  of them use the first K names (what `infini passkey --keys K` asks), half K names
+                  drawn from all eight. Every key's second copy is weighed like the single key's,
+                  every key line keeps write weight 1 under dil, and split places the asked key
+    maxkeys=N     most named keys in a stream (default 4, at most 8)
+    rivers=S      a share S of the streams cycle passkey_task.RIVERS_BLOCK (`--filler rivers`)
+                  instead of the task's filler
+    mixed=S       a share S of the streams are filler of sentences drawn at random from both
+                  blocks, the key lines at the sentence start nearest their depth
 
 Recipes (RECIPES below), each meant to start from the file the one before it writes:
     base          from scratch with 64-token segments: the copy drill; 2-3 segments without the
@@ -97,6 +121,10 @@ Recipes (RECIPES below), each meant to start from the file the one before it wri
     segment-384   with --segment 384: 2-4 segments, 30% split with zone 32
     segment-384-local  the same streams with boundary=0.5: more prompts end inside a segment,
                   where the key may be in local sight of the question and must be copied from there
+    named-keys    (from the shipped file, not part of it) segment-384-local's streams, of which 55%
+                  hide 2-4 named keys and ask for one, 45% the single unnamed key; 40% of all on the
+                  task's filler, 35% on the rivers filler, 25% on sentences of both shuffled; 15%
+                  split; falling learning rates 2e-4, 1e-4, 3e-5
 
 Accuracy depends most on where a segment boundary cuts the key line: a model writes the key into
 the memory mostly from ". Remember it. ", whose tokens see the whole first copy, and tokens after
@@ -175,9 +203,14 @@ _SEG384_LOCAL = _SEG384.replace("boundary=0.8", "boundary=0.5")
 SEGMENT_384_LOCAL_STAGES = ",".join([f"400:{_SEG384_LOCAL}:lr=2e-4", f"500:{_SEG384_LOCAL}:lr=1e-4",
                                      f"400:{_SEG384_LOCAL}:lr=3e-5"])
 
+# A candidate beyond the shipped file (--init samples/passkey/passkey.gguf --seed 61 --stages named-keys):
+# segment-384-local's streams, 55% of them with 2-4 named keys (one asked for), on three fillers.
+_NAMED = _SEG384_LOCAL.replace("split=0.3", "split=0.15") + ":named=0.55:maxkeys=4:rivers=0.35:mixed=0.25"
+NAMED_KEYS_STAGES = ",".join([f"1000:{_NAMED}:lr=2e-4", f"600:{_NAMED}:lr=1e-4", f"400:{_NAMED}:lr=3e-5"])
+
 RECIPES = {"base": STAGES, "fine-tune": FINE_TUNE_STAGES, "grow": GROW_STAGES, "split": SPLIT_STAGES,
            "long-segment": LONG_SEGMENT_STAGES, "wide": WIDE_STAGES, "segment-384": SEGMENT_384_STAGES,
-           "segment-384-local": SEGMENT_384_LOCAL_STAGES}
+           "segment-384-local": SEGMENT_384_LOCAL_STAGES, "named-keys": NAMED_KEYS_STAGES}
 
 
 SPLIT_ZONE = 20
@@ -217,8 +250,107 @@ def copy_batch(gen, batch=32, T=96):
     return x, w
 
 
+def filler_sentences():
+    """The sentences (each with its trailing space) of both filler blocks."""
+    out = []
+    for block in task.FILLERS.values():
+        starts = task.sentence_starts(block) + [len(block)]
+        out += [block[a:b] for a, b in zip(starts, starts[1:])]
+    return out
+
+
+FILLER_SENTENCES = filler_sentences()
+
+
+def mixed_filler_with_keys(rng, filler_chars, keys):
+    """F characters of sentences drawn at random from both filler blocks (cut at F), with each key's
+    line ((depth, key, name) tuples) at the sentence start nearest depth * F."""
+    text, starts = "", [0]
+    while len(text) < filler_chars:
+        text += FILLER_SENTENCES[int(rng.integers(0, len(FILLER_SENTENCES)))]
+        starts.append(len(text))
+    text = text[:filler_chars]
+    starts = [a for a in starts if a <= filler_chars]
+    places = [min(starts, key=lambda a: abs(a - d * filler_chars)) for d, _, _ in keys]
+    return task.insert_key_lines(text, places, keys)
+
+
+def make_keyed_stream(rng, T, segment, anyend, boundary, exact, fill_only, split, zone, dilution, named, max_keys,
+                      rivers, mixed):
+    """One stream of make_batch's with named keys or another filler (see make_batch): ids, loss
+    weights, kind and memory write weights (None at dilution 1)."""
+    u = rng.random()
+    filler = "rivers" if u < rivers else "mixed" if u < rivers + mixed else "grass"
+    names = [""]
+    if named and rng.random() < named:
+        k = int(rng.integers(2, max_keys + 1))
+        names = list(task.KEY_NAMES[:k]) if rng.random() < 0.5 else \
+            [task.KEY_NAMES[i] for i in rng.permutation(len(task.KEY_NAMES))[:k]]
+    keys = []
+    while len(keys) < len(names):
+        key = f"{rng.integers(0, 100000):05d}"
+        if key not in keys:
+            keys.append(key)
+    asked = int(rng.integers(0, len(names)))
+    slices = rng.permutation(len(names))
+    depths = [(float(slices[j]) + float(rng.random())) / len(names) for j in range(len(names))]
+    answer = task.encode_continuation(task.ANSWER.format(key=keys[asked]))
+    hidden = [(d, k, n) for d, k, n in zip(depths, keys, names)]
+    f_max = T - (2 + task.fixed_chars(keys=hidden, asked=asked)) - len(answer)
+    f = int(rng.integers(max(0, f_max - (segment - 1 if anyend else segment // 2)), f_max + 1))
+    if boundary and rng.random() < boundary:
+        room = T - len(answer)
+        o = segment if exact and rng.random() < exact else int(rng.integers(segment - 6, segment + 1))
+        f = max(0, f_max - (room - ((room - o) // segment * segment + o)))
+    mixed_seed = int(rng.integers(0, 2**31))
+
+    def stream(depths):
+        hidden = [(d, k, n) for d, k, n in zip(depths, keys, names)]
+        body = (mixed_filler_with_keys(np.random.default_rng(mixed_seed), f, hidden) if filler == "mixed" else
+                task.filler_with_keys(f, hidden, task.FILLERS[filler]))
+        return task.encode(task.INTRO + " " + body + task.question(names[asked]))
+
+    digits = [task.encode_continuation(k) for k in keys]
+
+    def key_at(prompt, j):
+        return [i for i in range(len(prompt) - 5) if prompt[i:i + 5] == digits[j]]
+
+    prompt = stream(depths)
+    if split and rng.random() < split:
+        for _ in range(100):  # the asked key's first digit in the last `zone` tokens of its segment
+            if key_at(prompt, asked)[0] % segment >= segment - zone:
+                break
+            depths[asked] = float(rng.random())
+            prompt = stream(depths)
+    ids = prompt + answer
+    w = np.full(T, 0.01, dtype=np.float32)
+    w[len(prompt) - 1:len(ids) - 1] = 1.0
+    ww = None
+    if dilution > 1:
+        ww = np.full(T, math.exp(rng.uniform(0.0, math.log(dilution))), dtype=np.float32)
+    for j in range(len(keys)):
+        at = key_at(prompt, j)
+        assert len(at) == 2, (keys, j, at)
+        w[at[1] - 1:at[1] + 4] = 0.999
+        if ww is not None:
+            line_text = task.key_line(keys[j], names[j])
+            line = at[0] - line_text.index(keys[j])
+            ww[line:line + len(line_text)] = 1.0
+    w[len(ids) - 1:] = 0.0
+    if ww is not None and fill_only:
+        ww[:2 + len(task.INTRO) + 1] = 1.0
+        ww[len(prompt) - len(task.question(names[asked])):] = 1.0
+    at = key_at(prompt, asked)
+    if max(at) + 5 > (len(prompt) - 1) // segment * segment:
+        kind = "local"
+    else:
+        kind = "edge" if len(prompt) % segment == 0 else "memory"
+    return ids, w, f"{kind}|{'named' if len(keys) > 1 else 'single'}|{filler}", ww
+
+
 def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=False, boundary=0.0, exact=0.0,
-               fill_only=False, split=0.0, drop=0.0, drop_first=0.0, zone=SPLIT_ZONE):
+               fill_only=False, split=0.0, drop=0.0, drop_first=0.0, zone=SPLIT_ZONE, named=0.0, max_keys=4,
+               rivers=0.0, mixed=0.0):
     """Passkey streams of exactly segments * segment tokens.
 
     Returns token ids [batch, T], loss weights [batch, T] (weight of predicting token t+1 at t) and
@@ -228,10 +360,24 @@ def make_batch(rng, segments, batch, segment, intro=True, dilution=1.0, anyend=F
     Then the
     memory write weights [batch, T] (None at dilution 1): 1 on the key line, elsewhere a factor
     drawn log-uniformly from [1, dilution] per stream, so that the memory sees as much filler as a
-    stream that many times longer (what a million-token input writes) at the cost of a short one."""
+    stream that many times longer (what a million-token input writes) at the cost of a short one.
+
+    named, max_keys, rivers, mixed (with the intro; drop and drop_first do not apply): see the
+    stage flags in the docstring; then a kind is "KIND|single" or "KIND|named" and "|grass",
+    "|rivers" or "|mixed" (the filler)."""
     T = segments * segment
     rows, weights, kinds, write = [], [], [], []
     for _ in range(batch):
+        if named or rivers or mixed:
+            assert intro and not drop and not drop_first, "named, rivers and mixed streams have the intro, no drop"
+            ids, w, kind, ww = make_keyed_stream(rng, T, segment, anyend, boundary, exact, fill_only, split, zone,
+                                                 dilution, named, max_keys, rivers, mixed)
+            kinds.append(kind)
+            if ww is not None:
+                write.append(ww)
+            rows.append(ids + [task.EOS] * (T - len(ids)))
+            weights.append(w)
+            continue
         key = f"{rng.integers(0, 100000):05d}"
         answer = task.encode_continuation(task.ANSWER.format(key=key))
         f_max = T - (2 + task.fixed_chars()) - len(answer)
@@ -366,6 +512,10 @@ class Stage(NamedTuple):
     drop: float      # share of streams that write one part of the key line with weight 0
     drop_first: float  # share of streams that write nothing of the key line before its second copy
     zone: int  # split streams: the key's first digit lies in the last `zone` tokens of its segment
+    named: float = 0.0   # share of streams with 2..max_keys named keys, one asked for
+    max_keys: int = 4
+    rivers: float = 0.0  # share of streams on the rivers filler
+    mixed: float = 0.0   # share of streams on sentences of both fillers shuffled
 
 
 def parse_stages(text):
@@ -384,7 +534,8 @@ def parse_stages(text):
                             0.5 if "boundary" in flags else float(opts.get("boundary", 0)),
                             float(opts.get("exact", 0)), "fillonly" in flags, float(opts.get("split", 0)),
                             float(opts.get("drop", 0)), float(opts.get("dropfirst", 0)),
-                            int(opts.get("zone", SPLIT_ZONE))))
+                            int(opts.get("zone", SPLIT_ZONE)), float(opts.get("named", 0)),
+                            int(opts.get("maxkeys", 4)), float(opts.get("rivers", 0)), float(opts.get("mixed", 0))))
     return stages
 
 
@@ -401,6 +552,8 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--checkpoint", default="", help="save/resume training state here")
     ap.add_argument("--export-only", action="store_true", help="write --out from --checkpoint as it is")
+    ap.add_argument("--time-budget", type=float, default=0,
+                    help="seconds of training: each stage ends at its steps or its share of this, then --out is written")
     ap.add_argument("--init", default="", help="start from this GGUF's weights (fine-tuning; fresh optimizer)")
     ap.add_argument("--add-layers", type=int, default=0,
                     help="with --init: new layers on top whose output projections start at zero, so the "
@@ -440,10 +593,17 @@ def main():
     stats = {"memory": [], "edge": [], "local": [], "copy": []}
     stage_start = 0
     copy_gen = torch.Generator().manual_seed(args.seed)
+    steps_so_far = 0
     for st in stages:
+        steps_so_far += st.steps
+        # --time-budget: this stage ends when the run has spent its share of the budget.
+        stage_deadline = args.time_budget * steps_so_far / total if args.time_budget else math.inf
         for i in range(st.steps):
             if stage_start + i < step:
                 continue
+            if time.time() - started >= stage_deadline:
+                print(f"stage ends at step {step} (time budget), {time.time() - started:.0f}s", flush=True)
+                break
             for group in opt.param_groups:
                 group["lr"] = st.lr or args.lr
             rng = np.random.default_rng([args.seed, step])
@@ -453,7 +613,8 @@ def main():
             else:
                 tokens, weights, kinds, write = make_batch(
                     rng, int(rng.integers(st.lo, st.hi + 1)), st.batch, cfg.segment, st.intro, st.dilution,
-                    st.anyend, st.boundary, st.exact, st.fill_only, st.split, st.drop, st.drop_first, st.zone)
+                    st.anyend, st.boundary, st.exact, st.fill_only, st.split, st.drop, st.drop_first, st.zone,
+                    st.named, st.max_keys, st.rivers, st.mixed)
             logits = model(tokens, write)
             ce = F.cross_entropy(logits[:, :-1].reshape(-1, cfg.vocab), tokens[:, 1:].reshape(-1), reduction="none")
             w = weights[:, :-1].reshape(-1)
@@ -472,7 +633,8 @@ def main():
                 else:
                     whole, share = answer_scores(logits, tokens, weights)
                     for b in range(len(whole)):
-                        stats[kinds[b]].append((whole[b].item(), share[b].item()))
+                        for kind in kinds[b].split("|"):  # "edge", or "edge|named|rivers"
+                            stats.setdefault(kind, []).append((whole[b].item(), share[b].item()))
             if step % 50 == 0:
                 parts = [f"{k} {np.mean([a for a, _ in v]):.2f}/{np.mean([b for _, b in v]):.2f} (n={len(v)})"
                          for k, v in stats.items() if v]
