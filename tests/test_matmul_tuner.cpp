@@ -20,6 +20,7 @@
 #include "ops/attention_tuner.hpp"
 #include "ops/host_tensor.hpp"
 #include "ops/matmul_tuner.hpp"
+#include "ops/matrix_units.hpp"
 #include "reference/llama_reference.hpp"
 #include "reference/random_llama.hpp"
 #include "support/gpu_fixture.hpp"
@@ -361,7 +362,10 @@ TEST_CASE_METHOD(GpuTest, "a model whose weights run split over k or in other ti
     o.max_piece = 70;  // pieces of 70 and 30 rows: the choice, then the rule
     o.tune = model::TuneMode::Auto;
     model::LlamaRunner runner(dev(), weights, o);
-    CHECK(nmse(std::span<const float>(runner.forward(ids, true)), std::span<const double>(want)) <= 1e-9);
+    // f32 sums: 1e-9; where the rule (the 30-row piece, the logits) runs on matrix units, their f16
+    // operands round the activations (about 2e-8).
+    const bool f16_rule = ops::matrix_units_for_auto(dev().caps()) != ops::MatrixUnits::None;
+    CHECK(nmse(std::span<const float>(runner.forward(ids, true)), std::span<const double>(want)) <= (f16_rule ? 1e-6 : 1e-9));
   }
 }
 
