@@ -116,6 +116,15 @@ std::vector<AttentionTiming> time_attention_candidates(vk::Device& device, const
     stream.submit_and_wait();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
+  // The median of `n` runs of the same rows, each taken back before the next.
+  auto median_time = [&](InfiniAttentionLayer& layer, uint32_t first, uint32_t tokens) {
+    std::vector<double> seconds;
+    for (int i = 0; i < n; ++i) {
+      seconds.push_back(timed(layer, first, tokens));
+      if (i + 1 < n) layer.take_back(tokens);
+    }
+    return median(std::move(seconds));
+  };
   auto measure = [&](AttentionKernel kernel) {
     Run r{{kernel, INFINITY, INFINITY, INFINITY, false}, {}};
     try {
@@ -125,20 +134,11 @@ std::vector<AttentionTiming> time_attention_candidates(vk::Device& device, const
       layer.record_finish(stream);  // a segment cut short: its memory written, the next one open
       stream.end();
       stream.submit_and_wait();
-      std::vector<double> piece_s, decode_s;
-      for (int i = 0; i < n; ++i) {
-        piece_s.push_back(timed(layer, fill, piece));
-        if (i + 1 < n) layer.take_back(piece);
-      }
+      r.timing.piece_seconds = median_time(layer, fill, piece);
       r.outputs = download_floats(out, piece * row_floats);
-      for (int i = 0; i < n; ++i) {
-        decode_s.push_back(timed(layer, fill + piece, 1));
-        if (i + 1 < n) layer.take_back(1);
-      }
+      r.timing.decode_seconds = median_time(layer, fill + piece, 1);
       const std::vector<float> token = download_floats(out, row_floats);
       r.outputs.insert(r.outputs.end(), token.begin(), token.end());
-      r.timing.piece_seconds = median(piece_s);
-      r.timing.decode_seconds = median(decode_s);
     } catch (const Error&) {  // a family this shape or device cannot take is not a candidate
       r.outputs.clear();
     }

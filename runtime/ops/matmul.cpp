@@ -137,6 +137,21 @@ bool supports_lanes_matmul(const vk::Capabilities& caps) {
 
 bool matrix_matmul_types(ElementType a, ElementType b) { return find_variant(kMatrix, a, b) != nullptr; }
 
+std::string tiles_misfit(const vk::Capabilities& caps, const MatmulTiles& t, bool half) {
+  if (!t.tm || !t.tn || !t.bk || t.bm % t.tm || t.bn % t.tn)
+    return "tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " is not a multiple of micro-tile " +
+           std::to_string(t.tm) + "x" + std::to_string(t.tn);
+  if (t.workgroup_size() > caps.max_workgroup_invocations || t.workgroup_size() > caps.max_workgroup_size[0])
+    return std::to_string(t.workgroup_size()) + " invocations exceed maxComputeWorkGroupInvocations " +
+           std::to_string(caps.max_workgroup_invocations);
+  if (half && t.bk % 2) return "the tiled-half kernel takes k in pairs, so BK must be even, got " + std::to_string(t.bk);
+  const uint64_t shared = uint64_t(t.bk) * (t.bm + t.bn) * (half ? 2 : 4);
+  if (shared > caps.max_shared_memory_bytes)
+    return "tiles need " + std::to_string(shared) + " bytes of shared memory; maxComputeSharedMemorySize is " +
+           std::to_string(caps.max_shared_memory_bytes);
+  return "";
+}
+
 MatmulTiles default_matmul_tiles(const vk::Capabilities& caps) {
   // 64x64 tiles of 4x4 per invocation: 256 invocations and 8 KiB of shared memory fit every
   // Vulkan 1.2 device that reports the minimum limits (256 invocations is not guaranteed, so
@@ -234,19 +249,8 @@ Matmul::Matmul(vk::Device& device, ElementType a, ElementType b, MatmulTiles til
   const vk::Capabilities& caps = device.caps();
   tiles_ = tiles.bm ? tiles : default_matmul_tiles(caps);
   const MatmulTiles& t = tiles_;
-  if (!t.tm || !t.tn || !t.bk || t.bm % t.tm || t.bn % t.tn)
-    throw Error("matmul: tile " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " is not a multiple of micro-tile " +
-                std::to_string(t.tm) + "x" + std::to_string(t.tn));
-  if (t.workgroup_size() > caps.max_workgroup_invocations || t.workgroup_size() > caps.max_workgroup_size[0])
-    throw Error("matmul: " + std::to_string(t.workgroup_size()) + " invocations exceed maxComputeWorkGroupInvocations " +
-                std::to_string(caps.max_workgroup_invocations));
   const bool half = kernel == MatmulKernel::TiledHalf;
-  if (half && t.bk % 2)
-    throw Error("matmul: the tiled-half kernel takes k in pairs, so BK must be even, got " + std::to_string(t.bk));
-  const uint64_t shared = uint64_t(t.bk) * (t.bm + t.bn) * (half ? 2 : 4);
-  if (shared > caps.max_shared_memory_bytes)
-    throw Error("matmul: tiles need " + std::to_string(shared) + " bytes of shared memory; maxComputeSharedMemorySize is " +
-                std::to_string(caps.max_shared_memory_bytes));
+  if (const std::string misfit = tiles_misfit(caps, t, half); !misfit.empty()) throw Error("matmul: " + misfit);
   const uint32_t spec[] = {t.workgroup_size(), t.bm, t.bn, t.bk, t.tm, t.tn};
   pipeline_ = &device.pipelines().get(kernel_for(half ? kTiledHalf : kTiled, a, b), spec);
 }

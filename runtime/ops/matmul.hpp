@@ -24,6 +24,8 @@ namespace infini::ops {
 
 // Tiles that suit the device (from its limits; kept in one place so tuning is easy to find).
 MatmulTiles default_matmul_tiles(const vk::Capabilities& caps);
+// Why the tiled kernel (f16 arithmetic: `half`) cannot take tiles `t` on this device; empty when it can.
+std::string tiles_misfit(const vk::Capabilities& caps, const MatmulTiles& t, bool half);
 
 // Whether the device can run MatmulKernel::Lanes.
 bool supports_lanes_matmul(const vk::Capabilities& caps);

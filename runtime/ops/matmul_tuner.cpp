@@ -48,14 +48,9 @@ std::vector<MatmulChoice> tiling_variants(const vk::Capabilities& caps, MatmulKe
   std::vector<MatmulChoice> out;
   uint64_t tiles = 0;  // of the default tiling, for this product
   if (family == MatmulKernel::Tiled || family == MatmulKernel::TiledHalf) {
-    const uint32_t bytes = family == MatmulKernel::TiledHalf ? 2 : 4;
-    for (const MatmulTiles& t : kTiledVariants) {
-      const uint32_t invocations = t.workgroup_size();
-      if (t == default_matmul_tiles(caps) || invocations > caps.max_workgroup_invocations ||
-          invocations > caps.max_workgroup_size[0] || uint64_t(t.bk) * (t.bm + t.bn) * bytes > caps.max_shared_memory_bytes)
-        continue;
-      out.push_back({family, t});
-    }
+    for (const MatmulTiles& t : kTiledVariants)
+      if (t != default_matmul_tiles(caps) && tiles_misfit(caps, t, family == MatmulKernel::TiledHalf).empty())
+        out.push_back({family, t});
     const MatmulTiles d = default_matmul_tiles(caps);
     tiles = grid(rows, n, d.bm, d.bn);
   } else if (family == MatmulKernel::Matrix || family == MatmulKernel::MatrixEmulated) {
